@@ -1,0 +1,143 @@
+//! What a performer does: call a tool, or say something to the customer.
+//!
+//! A message is a first-class action rather than a pseudo-tool, because
+//! rubrics, exports and reviewers all need to tell "what was said" from
+//! "what was done".
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One action, in the engine's own shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Action {
+    Tool {
+        tool: String,
+        #[serde(default)]
+        args: Map<String, Value>,
+    },
+    Message {
+        message: String,
+    },
+}
+
+impl Action {
+    pub fn tool(name: impl Into<String>, args: Value) -> Action {
+        Action::Tool {
+            tool: name.into(),
+            args: match args {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            },
+        }
+    }
+
+    pub fn message(text: impl Into<String>) -> Action {
+        Action::Message {
+            message: text.into(),
+        }
+    }
+
+    /// Parses any accepted action shape:
+    /// - `{"tool": name, "args": {...}}` and `{"message": text}` (engine);
+    /// - `{"name": name, "kwargs": {...}}`, with `respond`'s `content` as a
+    ///   message (τ-bench);
+    /// - `{"name": name, "arguments": {...} | "<json>"}` (OpenAI tool call),
+    ///   also wrapped as `{"function": {...}}`.
+    pub fn from_json(value: &Value) -> Result<Action, String> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| "an action must be a JSON object".to_string())?;
+        if let Some(f) = obj.get("function").and_then(Value::as_object) {
+            return Action::from_json(&Value::Object(f.clone()));
+        }
+        if let Some(message) = obj.get("message") {
+            return message
+                .as_str()
+                .map(Action::message)
+                .ok_or_else(|| "`message` must be text".to_string());
+        }
+        let (name, args) = if let Some(tool) = obj.get("tool") {
+            (tool, obj.get("args"))
+        } else if let Some(name) = obj.get("name") {
+            (name, obj.get("kwargs").or_else(|| obj.get("arguments")))
+        } else {
+            return Err(
+                "expected {\"tool\": .., \"args\": {..}}, {\"message\": ..}, {\"name\": .., \"kwargs\": {..}} or {\"name\": .., \"arguments\": ..}"
+                    .to_string(),
+            );
+        };
+        let name = name
+            .as_str()
+            .ok_or_else(|| "the tool name must be text".to_string())?
+            .to_string();
+        let args = match args {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(Value::String(s)) if s.trim().is_empty() => Map::new(),
+            Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(m)) => m,
+                Ok(_) => return Err("`arguments` must encode a JSON object".to_string()),
+                Err(e) => return Err(format!("`arguments` is not valid JSON: {e}")),
+            },
+            Some(_) => return Err("the arguments must be a JSON object".to_string()),
+        };
+        if name == "respond" {
+            if let Some(content) = args.get("content").and_then(Value::as_str) {
+                return Ok(Action::message(content));
+            }
+        }
+        Ok(Action::Tool { tool: name, args })
+    }
+
+    /// The tool's name, or `None` for a message.
+    pub fn tool_name(&self) -> Option<&str> {
+        match self {
+            Action::Tool { tool, .. } => Some(tool),
+            Action::Message { .. } => None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        match self {
+            Action::Tool { tool, args } => {
+                serde_json::json!({"tool": tool, "args": Value::Object(args.clone())})
+            }
+            Action::Message { message } => serde_json::json!({ "message": message }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn accepts_every_shape() {
+        let engine = Action::from_json(&json!({"tool": "t", "args": {"a": 1}})).unwrap();
+        let tau = Action::from_json(&json!({"name": "t", "kwargs": {"a": 1}})).unwrap();
+        let openai = Action::from_json(&json!({"name": "t", "arguments": "{\"a\": 1}"})).unwrap();
+        let wrapped =
+            Action::from_json(&json!({"type": "function", "function": {"name": "t", "arguments": {"a": 1}}}))
+                .unwrap();
+        assert_eq!(engine, tau);
+        assert_eq!(engine, openai);
+        assert_eq!(engine, wrapped);
+        assert_eq!(
+            Action::from_json(&json!({"name": "respond", "kwargs": {"content": "hi"}})).unwrap(),
+            Action::message("hi")
+        );
+        assert_eq!(Action::from_json(&json!({"message": "hi"})).unwrap(), Action::message("hi"));
+    }
+
+    #[test]
+    fn rejects_bad_shapes_with_reasons() {
+        assert!(Action::from_json(&json!([1])).unwrap_err().contains("object"));
+        assert!(Action::from_json(&json!({"foo": 1})).unwrap_err().contains("expected"));
+        assert!(Action::from_json(&json!({"name": "t", "arguments": "{oops"}))
+            .unwrap_err()
+            .contains("not valid JSON"));
+        assert!(Action::from_json(&json!({"tool": 3})).unwrap_err().contains("text"));
+    }
+}

@@ -1,0 +1,53 @@
+//! Command-line front end. Each subcommand lives in its own file; errors are
+//! reported once, here, as `error: ...` with a non-zero exit.
+
+mod replay;
+mod run;
+mod world;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "understudy", version, about = "Record expert trajectories in simulated jobs, serve them to agents, score and export them.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check and describe world folders.
+    #[command(subcommand)]
+    World(world::WorldCommand),
+    /// Run a list of actions against a task; print observations and the state diff as JSON.
+    Run(run::RunArgs),
+    /// Replay JSONL action lists on fresh episodes (in parallel); write observations and state diffs.
+    Replay(replay::ReplayArgs),
+}
+
+pub fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("UNDERSTUDY_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::World(cmd) => world::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Replay(args) => replay::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Loads a world, turning load problems into a readable error.
+pub(crate) fn load_world(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<understudy::World>> {
+    Ok(std::sync::Arc::new(understudy::World::load(dir)?))
+}

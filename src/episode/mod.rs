@@ -1,0 +1,329 @@
+//! Episodes: one run of one task in a world, Gymnasium-style.
+//!
+//! An [`Episode`] owns an in-memory SQLite database. `reset` copies the
+//! world's seeded snapshot into it (a memory copy, no re-seeding), and `step`
+//! applies one action. Everything a step can observe is a function of the
+//! world, the task, the seed and the actions so far: the clock and ids are
+//! simulated, and SQLite's time and random functions are replaced.
+
+mod changes;
+mod tool_call;
+mod view_call;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, MAIN_DB};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub use changes::{Changes, TableChanges};
+
+use crate::action::Action;
+use crate::error::{Error, Result};
+use crate::observation::{Observation, ObservationErrorCode};
+use crate::sql::functions::{SharedState, SimState};
+use crate::sql::sandbox::{Sandbox, SandboxMode};
+use crate::sql::values::{bind_named, collect_rows, from_json};
+use crate::world::{TaskSpec, World, VIEW_TOOL_PREFIX};
+
+/// SQLite calls the progress handler every this many VM operations.
+const PROGRESS_INTERVAL: i32 = 10_000;
+/// A single step may run at most this many progress intervals (~100M VM
+/// operations). Counting operations rather than time keeps it deterministic.
+const MAX_PROGRESS_TICKS: u64 = 10_000;
+
+/// The result of `reset`: the first observation and episode info.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResetOutcome {
+    pub observation: Observation,
+    pub info: StepInfo,
+}
+
+/// The result of `step`, in Gymnasium's five-tuple sense.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepOutcome {
+    pub observation: Observation,
+    /// Always 0 here; rubric scoring assigns the episode's reward at the end.
+    pub reward: f64,
+    /// The task reached an end (a tool that ends the episode succeeded).
+    pub terminated: bool,
+    /// The step limit was hit.
+    pub truncated: bool,
+    pub info: StepInfo,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepInfo {
+    pub world_id: String,
+    pub task_id: String,
+    /// Steps taken so far, including this one.
+    pub steps: u32,
+    pub max_steps: u32,
+    /// The simulated clock after this step.
+    pub clock: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Running,
+    Terminated,
+    Truncated,
+}
+
+/// Rows touched since reset, as (table, rowid); filled by SQLite's update hook.
+type Touched = Arc<Mutex<BTreeSet<(String, i64)>>>;
+
+/// One episode of one task. Reusable: `reset` starts it over.
+pub struct Episode {
+    world: Arc<World>,
+    /// Always `Some` except while lent to a script for one call.
+    conn: Option<Connection>,
+    /// The seeded database, read-only, to diff against.
+    base: Connection,
+    sandbox: Sandbox,
+    state: SharedState,
+    touched: Touched,
+    ops: Arc<AtomicU64>,
+    task_id: String,
+    seed: u64,
+    steps: u32,
+    replies_used: usize,
+    status: Status,
+    /// When false, step limits and terminating tools do not end the episode
+    /// (batch replay of recorded action lists).
+    enforce_limits: bool,
+}
+
+impl Episode {
+    /// Opens an episode's databases. Call `reset` before stepping.
+    pub fn new(world: Arc<World>) -> Result<Episode> {
+        let state: SharedState = Arc::new(Mutex::new(SimState::new(
+            world.meta.clock_start,
+            0,
+            world.meta.ids.clone(),
+        )));
+        let mut conn = crate::world::open_connection(&state)?;
+        conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
+        let sandbox = Sandbox::install(&conn)?;
+        let touched: Touched = Arc::new(Mutex::new(BTreeSet::new()));
+        let sink = Arc::clone(&touched);
+        conn.update_hook(Some(move |_action, _db: &str, table: &str, rowid: i64| {
+            sink.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert((table.to_string(), rowid));
+        }))?;
+        let ops = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&ops);
+        conn.progress_handler(
+            PROGRESS_INTERVAL,
+            Some(move || counter.fetch_add(1, Ordering::Relaxed) >= MAX_PROGRESS_TICKS),
+        )?;
+        let mut base = Connection::open_in_memory()?;
+        base.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), true)?;
+        Ok(Episode {
+            world,
+            conn: Some(conn),
+            base,
+            sandbox,
+            state,
+            touched,
+            ops,
+            task_id: String::new(),
+            seed: 0,
+            steps: 0,
+            replies_used: 0,
+            status: Status::Terminated,
+            enforce_limits: true,
+        })
+    }
+
+    /// Starts `task` over from the seeded state. `seed` drives the world's
+    /// `random()`; ids and the clock restart.
+    pub fn reset(&mut self, task_id: &str, seed: u64) -> Result<ResetOutcome> {
+        let task = self.world.task(task_id).ok_or_else(|| Error::UnknownTask {
+            world: self.world.meta.id.clone(),
+            task: task_id.to_string(),
+        })?;
+        let opening = task.opening_message.clone();
+        let instruction = task.instruction.clone();
+        let world = Arc::clone(&self.world);
+        let conn = self.conn_mut();
+        conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
+        *self.lock_state() = SimState::new(world.meta.clock_start, seed, world.meta.ids.clone());
+        self.touched.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.task_id = task_id.to_string();
+        self.seed = seed;
+        self.steps = 0;
+        self.replies_used = 0;
+        self.status = Status::Running;
+        let observation = Observation::success(
+            json!({"task_id": task_id, "instruction": instruction, "opening_message": opening}),
+            opening,
+        );
+        Ok(ResetOutcome {
+            observation,
+            info: self.info(),
+        })
+    }
+
+    /// Applies one action. World-level failures (bad arguments, a guard
+    /// refusing) are observations; only a finished episode is an `Err`.
+    pub fn step(&mut self, action: &Action) -> Result<StepOutcome> {
+        match self.status {
+            Status::Running => {}
+            Status::Terminated => return Err(Error::EpisodeOver { reason: "the task ended".into() }),
+            Status::Truncated => return Err(Error::EpisodeOver { reason: "the step limit was reached".into() }),
+        }
+        let (observation, ends) = match action {
+            Action::Message { .. } => (self.reply(), false),
+            Action::Tool { tool, args } => self.call(tool, args),
+        };
+        self.steps += 1;
+        {
+            let tick = self.world.meta.tick_seconds;
+            let mut st = self.lock_state();
+            st.clock += tick;
+        }
+        let max_steps = self.task().max_steps;
+        let terminated = ends && observation.ok;
+        let truncated = !terminated && self.steps >= max_steps;
+        if !self.enforce_limits {
+            return Ok(StepOutcome {
+                observation,
+                reward: 0.0,
+                terminated,
+                truncated,
+                info: self.info(),
+            });
+        }
+        self.status = if terminated {
+            Status::Terminated
+        } else if truncated {
+            Status::Truncated
+        } else {
+            Status::Running
+        };
+        Ok(StepOutcome {
+            observation,
+            reward: 0.0,
+            terminated,
+            truncated,
+            info: self.info(),
+        })
+    }
+
+    fn call(&mut self, name: &str, args: &serde_json::Map<String, Value>) -> (Observation, bool) {
+        let world = Arc::clone(&self.world);
+        let allowed = match &world.task(&self.task_id).and_then(|t| t.tools.clone()) {
+            None => true,
+            Some(list) => list.iter().any(|t| t == name) || name.starts_with(VIEW_TOOL_PREFIX),
+        };
+        self.ops.store(0, Ordering::Relaxed);
+        if let (true, Some(tool)) = (allowed, world.tools.get(name)) {
+            return (tool_call::run(self, tool, args), tool.ends_episode);
+        }
+        if let Some(view) = name.strip_prefix(VIEW_TOOL_PREFIX).and_then(|v| world.views.get(v)) {
+            return (view_call::run(self, view, args), false);
+        }
+        let message = if world.tools.contains_key(name) {
+            format!("the tool `{name}` is not available in this task")
+        } else {
+            format!("Unknown action {name}")
+        };
+        (Observation::failure(ObservationErrorCode::UnknownTool, message), false)
+    }
+
+    /// A message to the customer; the observation is their reply, taken from
+    /// the task's scripted replies in order, or empty when they run out.
+    fn reply(&mut self) -> Observation {
+        let reply = self
+            .task()
+            .replies
+            .get(self.replies_used)
+            .cloned()
+            .unwrap_or_default();
+        self.replies_used += 1;
+        Observation::success(json!({ "reply": reply }), reply)
+    }
+
+    /// Replaying a recorded action list must apply every action, as the
+    /// recording environment did, even past a step limit or an ending tool.
+    pub fn set_enforce_limits(&mut self, enforce: bool) {
+        self.enforce_limits = enforce;
+    }
+
+    /// The state diff against the seeded world.
+    pub fn changes(&self) -> Result<Changes> {
+        changes::compute(self)
+    }
+
+    /// Runs a read-only query against the live state, under the sandbox and
+    /// the operation budget: for rubrics and inspection.
+    pub fn query(&self, sql: &str, params: &serde_json::Map<String, Value>) -> Result<Vec<serde_json::Map<String, Value>>> {
+        crate::sql::sandbox::check_statement_kind(sql).map_err(Error::Other)?;
+        self.ops.store(0, Ordering::Relaxed);
+        let conn = self.conn();
+        self.sandbox.with(SandboxMode::WorldRead, || {
+            let mut stmt = conn.prepare_cached(sql)?;
+            if !stmt.readonly() {
+                return Err(Error::Other("the query must only read".into()));
+            }
+            bind_named(&mut stmt, |name| params.get(name).map(from_json))?;
+            Ok(collect_rows(&mut stmt)?)
+        })
+    }
+
+    pub fn world(&self) -> &Arc<World> {
+        &self.world
+    }
+
+    pub fn task(&self) -> &TaskSpec {
+        self.world
+            .task(&self.task_id)
+            .expect("an episode's task exists once reset")
+    }
+
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.status != Status::Running
+    }
+
+    pub fn clock(&self) -> String {
+        self.lock_state().now_rfc3339()
+    }
+
+    fn info(&self) -> StepInfo {
+        StepInfo {
+            world_id: self.world.meta.id.clone(),
+            task_id: self.task_id.clone(),
+            steps: self.steps,
+            max_steps: self.world.task(&self.task_id).map(|t| t.max_steps).unwrap_or(0),
+            clock: self.clock(),
+        }
+    }
+
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, SimState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        self.conn.as_ref().expect("the connection is only lent during a script call")
+    }
+
+    fn conn_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("the connection is only lent during a script call")
+    }
+}

@@ -1,0 +1,180 @@
+//! Running one declared tool: validate, guard, body, script, result, all in
+//! one savepoint so that a failed call leaves the world exactly as it was.
+
+use serde_json::{Map, Value};
+
+use super::Episode;
+use crate::observation::{Observation, ObservationErrorCode};
+use crate::python;
+use crate::script::{self, ScriptError, ScriptOutput};
+use crate::sql::sandbox::SandboxMode;
+use crate::sql::values::{bind_named, collect_rows, from_json};
+use crate::world::{describe_schema_error, sql_message, ResultShape, Tool, ToolKind};
+
+pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> Observation {
+    let instance = Value::Object(args.clone());
+    let problems: Vec<String> = tool
+        .validator
+        .iter_errors(&instance)
+        .map(|e| describe_schema_error(&e))
+        .collect();
+    if !problems.is_empty() {
+        return Observation::failure(
+            ObservationErrorCode::InvalidArguments,
+            format!("invalid arguments for {}: {}", tool.name, problems.join("; ")),
+        );
+    }
+    if let Err(e) = ep.conn().execute_batch("SAVEPOINT tool_call") {
+        return Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e));
+    }
+    let mode = match tool.kind {
+        ToolKind::Read => SandboxMode::WorldRead,
+        ToolKind::Write => SandboxMode::WorldWrite,
+    };
+    let sandbox = ep.sandbox.clone();
+    sandbox.set(mode);
+    let outcome = execute(ep, tool, args, mode);
+    sandbox.set(SandboxMode::Engine);
+    let end = if outcome.ok {
+        "RELEASE tool_call"
+    } else {
+        "ROLLBACK TO tool_call; RELEASE tool_call"
+    };
+    match ep.conn().execute_batch(end) {
+        Ok(()) => outcome,
+        Err(e) => Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e)),
+    }
+}
+
+fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: SandboxMode) -> Observation {
+    let world = std::sync::Arc::clone(&ep.world);
+    let lookup = |name: &str| args.get(name).map(from_json);
+
+    for guard in &tool.guards {
+        let checked = (|| -> rusqlite::Result<(bool, Map<String, Value>)> {
+            let mut stmt = ep.conn().prepare_cached(&guard.check)?;
+            bind_named(&mut stmt, lookup)?;
+            let rows = collect_rows(&mut stmt)?;
+            let passed = rows
+                .first()
+                .and_then(|r| r.values().next())
+                .map(|v| match v {
+                    Value::Null => false,
+                    Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+                    Value::String(s) => !s.is_empty(),
+                    Value::Bool(b) => *b,
+                    _ => true,
+                })
+                .unwrap_or(false);
+            Ok((passed, rows.into_iter().next().unwrap_or_default()))
+        })();
+        match checked {
+            Ok((true, _)) => {}
+            Ok((false, row)) => {
+                let mut context = args.clone();
+                context.extend(row);
+                let message = render(&world.templates, &guard.error_template, &Value::Object(context));
+                return Observation::failure(ObservationErrorCode::GuardFailed, message);
+            }
+            Err(e) => return sql_failure(&e),
+        }
+    }
+
+    for stmt_sql in &tool.body {
+        let done = ep
+            .conn()
+            .prepare_cached(stmt_sql)
+            .and_then(|mut stmt| {
+                bind_named(&mut stmt, lookup)?;
+                stmt.raw_execute()
+            });
+        if let Err(e) = done {
+            return sql_failure(&e);
+        }
+    }
+
+    let mut result = Value::Null;
+    let mut verbatim: Option<String> = None;
+    if let Some(ast) = &tool.script {
+        let conn = ep.conn.take().expect("connection present outside scripts");
+        let (conn, outcome) = script::run(&world.scripts, ast, conn, mode == SandboxMode::WorldRead, &Value::Object(args.clone()));
+        ep.conn = Some(conn);
+        match outcome {
+            Ok(ScriptOutput::Text(t)) => {
+                result = Value::String(t.clone());
+                verbatim = Some(t);
+            }
+            Ok(ScriptOutput::Json(v)) => result = v,
+            Err(ScriptError::Rejected(m)) => return Observation::failure(ObservationErrorCode::GuardFailed, m),
+            Err(ScriptError::Sql(m)) => return Observation::failure(ObservationErrorCode::ToolFailed, m),
+            Err(ScriptError::Failed(m)) => return Observation::failure(ObservationErrorCode::ScriptFailed, m),
+        }
+    }
+
+    let mut context = args.clone();
+    if let Some(spec) = &tool.result {
+        if let Some(query) = &spec.query {
+            let rows = ep.conn().prepare_cached(query).and_then(|mut stmt| {
+                bind_named(&mut stmt, lookup)?;
+                collect_rows(&mut stmt)
+            });
+            let rows = match rows {
+                Ok(r) => r,
+                Err(e) => return sql_failure(&e),
+            };
+            result = shape(rows, spec.shape, &mut context);
+        }
+        if let Some(template) = &spec.text_template {
+            context.insert("result".into(), result.clone());
+            if let Value::Object(fields) = &result {
+                for (k, v) in fields {
+                    context.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            let text = render(&world.templates, template, &Value::Object(context));
+            return Observation::success(result, text);
+        }
+    }
+    let text = match verbatim {
+        Some(t) => t,
+        None => match &result {
+            Value::String(s) => s.clone(),
+            Value::Null => "Done.".to_string(),
+            other => python::json::dumps(other),
+        },
+    };
+    Observation::success(result, text)
+}
+
+fn shape(rows: Vec<Map<String, Value>>, shape: ResultShape, context: &mut Map<String, Value>) -> Value {
+    match shape {
+        ResultShape::Rows => {
+            let rows: Vec<Value> = rows.into_iter().map(Value::Object).collect();
+            context.insert("rows".into(), Value::Array(rows.clone()));
+            Value::Array(rows)
+        }
+        ResultShape::Row => rows.into_iter().next().map(Value::Object).unwrap_or(Value::Null),
+        ResultShape::Value => rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().map(|(_, v)| v))
+            .unwrap_or(Value::Null),
+    }
+}
+
+fn render(env: &minijinja::Environment<'static>, name: &str, context: &Value) -> String {
+    env.get_template(name)
+        .and_then(|t| t.render(minijinja::Value::from(minijinja::value::Serde(context))))
+        .unwrap_or_else(|e| format!("(the message could not be shown: {e})"))
+}
+
+fn sql_failure(e: &rusqlite::Error) -> Observation {
+    let message = sql_message(e);
+    let message = if message == "interrupted" {
+        "the tool took too long and was stopped".to_string()
+    } else {
+        message
+    };
+    Observation::failure(ObservationErrorCode::ToolFailed, message)
+}
+

@@ -1,0 +1,4 @@
+//! TEMPORARY stub until the python module lands.
+pub mod calc;
+pub mod json;
+pub mod number;

@@ -1,0 +1,136 @@
+//! Batch replay of action lists: the conformance and regression workhorse.
+//!
+//! Each input line is an action list (engine shape or τ-bench's
+//! `{"actions": [{"name", "kwargs"}]}`); each output line holds the
+//! observation texts and the final state diff. Lines are independent, so
+//! they run in parallel on every core, one reusable episode per thread.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::action::Action;
+use crate::episode::{Changes, Episode};
+use crate::error::{Error, Result};
+use crate::world::World;
+
+/// One parsed input line.
+#[derive(Debug, Clone)]
+pub struct ReplayInput {
+    /// 1-based line number in the input file.
+    pub line: usize,
+    pub task_index: Option<Value>,
+    pub task_id: Option<String>,
+    pub actions: Vec<Action>,
+}
+
+/// One output line.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReplayOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_index: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    pub observations: Vec<String>,
+    pub changes: Changes,
+}
+
+/// Parses a JSONL document of action lists. Any bad line rejects the whole
+/// input, naming the line, so no partial output is ever written.
+pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match parse_line(line) {
+            Ok((task_index, task_id, actions)) => out.push(ReplayInput {
+                line: i + 1,
+                task_index,
+                task_id,
+                actions,
+            }),
+            Err(e) => problems.push(format!("{source}:{}: {e}", i + 1)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(Error::InvalidAction(problems.join("\n")))
+    }
+}
+
+fn parse_line(line: &str) -> std::result::Result<(Option<Value>, Option<String>, Vec<Action>), String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
+    let obj = value.as_object().ok_or("expected a JSON object with an `actions` list")?;
+    let actions = obj
+        .get("actions")
+        .and_then(Value::as_array)
+        .ok_or("expected an `actions` list")?;
+    let actions = actions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Action::from_json(a).map_err(|e| format!("action {}: {e}", i + 1)))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let task_id = obj.get("task_id").and_then(Value::as_str).map(str::to_string);
+    Ok((obj.get("task_index").cloned(), task_id, actions))
+}
+
+/// Replays one action list on `episode` from a fresh reset.
+pub fn replay_one(episode: &mut Episode, task_id: &str, actions: &[Action]) -> Result<(Vec<String>, Changes)> {
+    episode.set_enforce_limits(false);
+    episode.reset(task_id, 0)?;
+    let mut observations = Vec::with_capacity(actions.len());
+    for action in actions {
+        observations.push(episode.step(action)?.observation.text);
+    }
+    Ok((observations, episode.changes()?))
+}
+
+/// Which task an input line runs as: its `task_id`, else the world's first.
+fn task_for<'a>(world: &'a World, input: &'a ReplayInput) -> Result<&'a str> {
+    match &input.task_id {
+        Some(id) if world.task(id).is_some() => Ok(id),
+        Some(id) => Err(Error::UnknownTask {
+            world: world.meta.id.clone(),
+            task: id.clone(),
+        }),
+        None => world
+            .tasks
+            .keys()
+            .next()
+            .map(String::as_str)
+            .ok_or_else(|| Error::Other(format!("world `{}` has no task to replay against", world.meta.id))),
+    }
+}
+
+/// Replays every input in parallel, preserving input order in the output.
+/// `progress` is called once per finished line.
+pub fn replay_all(
+    world: &Arc<World>,
+    inputs: &[ReplayInput],
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<ReplayOutput>> {
+    inputs
+        .par_iter()
+        .map_init(
+            || Episode::new(Arc::clone(world)),
+            |episode, input| {
+                let episode = episode.as_mut().map_err(|e| Error::Other(e.to_string()))?;
+                let task = task_for(world, input)?;
+                let (observations, changes) = replay_one(episode, task, &input.actions)
+                    .map_err(|e| Error::Other(format!("line {}: {e}", input.line)))?;
+                progress();
+                Ok(ReplayOutput {
+                    task_index: input.task_index.clone(),
+                    task_id: input.task_id.clone(),
+                    observations,
+                    changes,
+                })
+            },
+        )
+        .collect()
+}

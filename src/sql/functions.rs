@@ -1,0 +1,246 @@
+//! Deterministic built-in SQL functions.
+//!
+//! A world must give byte-identical results for the same actions, so nothing
+//! here reads the wall clock or real randomness. SQLite's own time and random
+//! functions are *replaced* on world connections by versions that read the
+//! episode's simulated clock and seeded generator.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+use rusqlite::functions::{Context, FunctionFlags};
+use rusqlite::types::{Value as SqlValue, ValueRef};
+use rusqlite::{Connection, Error as SqlError};
+
+use crate::python;
+use crate::world::manifest::IdsToml;
+
+/// The per-episode simulated state the built-ins read.
+#[derive(Debug, Clone)]
+pub struct SimState {
+    /// Simulated time, seconds since the Unix epoch.
+    pub clock: i64,
+    /// `new_id` counters, per prefix.
+    pub counters: HashMap<String, u64>,
+    /// SplitMix64 state, seeded at reset.
+    pub rng: u64,
+    pub ids: IdsToml,
+}
+
+impl SimState {
+    pub fn new(clock: i64, seed: u64, ids: IdsToml) -> SimState {
+        SimState {
+            clock,
+            counters: HashMap::new(),
+            rng: seed,
+            ids,
+        }
+    }
+
+    pub fn now_rfc3339(&self) -> String {
+        DateTime::<Utc>::from_timestamp(self.clock, 0)
+            .unwrap_or_default()
+            .format("%Y-%m-%dT%H:%M:%SZ")
+            .to_string()
+    }
+
+    fn now_sqlite(&self) -> String {
+        DateTime::<Utc>::from_timestamp(self.clock, 0)
+            .unwrap_or_default()
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string()
+    }
+
+    pub fn new_id(&mut self, prefix: &str) -> String {
+        let start = self.ids.start;
+        let n = self.counters.entry(prefix.to_string()).or_insert(start);
+        let id = format!(
+            "{prefix}{sep}{n:0width$}",
+            sep = self.ids.separator,
+            width = self.ids.width
+        );
+        *n += 1;
+        id
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // SplitMix64: tiny, fast, and fully determined by the seed.
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+pub type SharedState = Arc<Mutex<SimState>>;
+
+fn lock(state: &SharedState) -> MutexGuard<'_, SimState> {
+    // A poisoned lock only means another call panicked mid-update; the
+    // counters are still usable.
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn user_error(message: impl Into<String>) -> SqlError {
+    SqlError::UserFunctionError(message.into().into())
+}
+
+/// Registers every built-in on `conn`, reading `state`.
+pub fn register(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> {
+    let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    // Functions reading episode state are not "deterministic" in SQLite's
+    // sense (their value changes between statements), so they must not be
+    // constant-folded or used in indexes.
+    let stateful = FunctionFlags::SQLITE_UTF8;
+
+    let s = Arc::clone(state);
+    conn.create_scalar_function("now", 0, stateful, move |_| Ok(lock(&s).now_rfc3339()))?;
+
+    let s = Arc::clone(state);
+    conn.create_scalar_function("new_id", 1, stateful, move |ctx| {
+        let prefix: String = ctx
+            .get::<String>(0)
+            .map_err(|_| user_error("new_id(prefix) expects a text prefix"))?;
+        Ok(lock(&s).new_id(&prefix))
+    })?;
+
+    conn.create_scalar_function("round", 1, det, |ctx| py_round(ctx, 0, true))?;
+    conn.create_scalar_function("round", 2, det, |ctx| {
+        let digits = ctx
+            .get::<i64>(1)
+            .map_err(|_| user_error("round(x, n) expects an integer n"))?;
+        py_round(ctx, digits, false)
+    })?;
+
+    conn.create_scalar_function("calculate", 1, det, |ctx| {
+        let expr: String = ctx
+            .get::<String>(0)
+            .map_err(|_| user_error("calculate(expression) expects text"))?;
+        python::calc::calculate(&expr).map_err(|e| user_error(e.to_string()))
+    })?;
+
+    conn.create_scalar_function("py_str", 1, det, |ctx| {
+        Ok(match ctx.get_raw(0) {
+            ValueRef::Integer(i) => i.to_string(),
+            ValueRef::Real(f) => python::number::float_repr(f),
+            ValueRef::Null => "None".to_string(),
+            ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+            ValueRef::Blob(b) => hex::encode(b),
+        })
+    })?;
+
+    let s = Arc::clone(state);
+    conn.create_scalar_function("random", 0, stateful, move |_| {
+        Ok(lock(&s).next_random() as i64)
+    })?;
+    let s = Arc::clone(state);
+    conn.create_scalar_function("randomblob", 1, stateful, move |ctx| {
+        let n = ctx.get::<i64>(0).unwrap_or(1).clamp(1, 1 << 20) as usize;
+        let mut st = lock(&s);
+        let bytes: Vec<u8> = (0..n).map(|_| (st.next_random() & 0xff) as u8).collect();
+        Ok(bytes)
+    })?;
+
+    register_time_functions(conn, state)
+}
+
+fn py_round(ctx: &Context<'_>, digits: i64, to_int: bool) -> rusqlite::Result<SqlValue> {
+    let digits = i32::try_from(digits).map_err(|_| user_error("round: n is out of range"))?;
+    match ctx.get_raw(0) {
+        ValueRef::Null => Ok(SqlValue::Null),
+        ValueRef::Integer(i) => Ok(SqlValue::Integer(round_int(i, digits))),
+        ValueRef::Real(f) => {
+            let r = python::number::round_half_even(f, digits);
+            if to_int && r.is_finite() && r.abs() < 9.2e18 {
+                Ok(SqlValue::Integer(r as i64))
+            } else {
+                Ok(SqlValue::Real(r))
+            }
+        }
+        _ => Err(user_error("round() expects a number")),
+    }
+}
+
+/// Python's `round(int, n)`: unchanged for n >= 0, half-even to a power of
+/// ten otherwise.
+fn round_int(i: i64, digits: i32) -> i64 {
+    if digits >= 0 || digits < -18 {
+        return if digits < -18 { 0 } else { i };
+    }
+    let m = 10_i64.pow(digits.unsigned_abs());
+    let q = i.div_euclid(m);
+    let r = i.rem_euclid(m);
+    let twice = r * 2;
+    let q = if twice > m || (twice == m && q % 2 != 0) { q + 1 } else { q };
+    q.saturating_mul(m)
+}
+
+/// SQLite's date and time functions, with `'now'` meaning the simulated
+/// clock. The real implementations run on a private plain connection, so
+/// every other behaviour (modifiers, formats) is SQLite's own.
+fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> {
+    let helper = Arc::new(Mutex::new(Connection::open_in_memory()?));
+    for name in ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"] {
+        let s = Arc::clone(state);
+        let h = Arc::clone(&helper);
+        conn.create_scalar_function(name, -1, FunctionFlags::SQLITE_UTF8, move |ctx| {
+            let now = lock(&s).now_sqlite();
+            let mut args: Vec<SqlValue> = (0..ctx.len())
+                .map(|i| SqlValue::try_from(ctx.get_raw(i)).unwrap_or(SqlValue::Null))
+                .collect();
+            let first_time_arg = usize::from(name == "strftime");
+            if args.len() <= first_time_arg && name != "timediff" {
+                args.push(SqlValue::Text(now.clone()));
+            }
+            for arg in args.iter_mut().skip(first_time_arg) {
+                if let SqlValue::Text(t) = arg {
+                    if t.eq_ignore_ascii_case("now") {
+                        *t = now.clone();
+                    }
+                }
+            }
+            let placeholders = vec!["?"; args.len()].join(",");
+            let sql = format!("SELECT {name}({placeholders})");
+            let helper = h.lock().unwrap_or_else(|e| e.into_inner());
+            let mut stmt = helper.prepare_cached(&sql)?;
+            stmt.query_row(rusqlite::params_from_iter(args.iter()), |r| r.get::<_, SqlValue>(0))
+        })?;
+    }
+    for (name, fmt) in [
+        ("current_timestamp", "%Y-%m-%d %H:%M:%S"),
+        ("current_date", "%Y-%m-%d"),
+        ("current_time", "%H:%M:%S"),
+    ] {
+        let s = Arc::clone(state);
+        conn.create_scalar_function(name, 0, FunctionFlags::SQLITE_UTF8, move |_| {
+            let clock = lock(&s).clock;
+            Ok(DateTime::<Utc>::from_timestamp(clock, 0)
+                .unwrap_or_default()
+                .format(fmt)
+                .to_string())
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_int_half_even() {
+        assert_eq!(round_int(1250, -2), 1200);
+        assert_eq!(round_int(1350, -2), 1400);
+        assert_eq!(round_int(-1250, -2), -1200);
+        assert_eq!(round_int(7, 2), 7);
+    }
+
+    #[test]
+    fn ids_are_sequential_per_prefix() {
+        let mut s = SimState::new(0, 1, IdsToml::default());
+        assert_eq!(s.new_id("RF"), "RF-000001");
+        assert_eq!(s.new_id("RF"), "RF-000002");
+        assert_eq!(s.new_id("ESC"), "ESC-000001");
+    }
+}

@@ -1,0 +1,205 @@
+//! The on-disk shapes of a world's files, exactly as authors write them.
+//! Validation beyond "does it parse" happens in `load`; these types only
+//! describe syntax, so `deny_unknown_fields` catches typos such as `gaurds`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+/// `world.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorldToml {
+    pub format: u32,
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    #[serde(default)]
+    pub description: String,
+    pub clock: ClockToml,
+    #[serde(default)]
+    pub ids: IdsToml,
+    #[serde(default)]
+    pub seed: Vec<Spanned<SeedToml>>,
+    #[serde(default)]
+    pub tables: BTreeMap<String, TableToml>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockToml {
+    pub start: String,
+    #[serde(default = "default_tick")]
+    pub tick_seconds: i64,
+}
+
+fn default_tick() -> i64 {
+    60
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct IdsToml {
+    #[serde(default = "default_separator")]
+    pub separator: String,
+    #[serde(default = "default_width")]
+    pub width: usize,
+    #[serde(default = "default_start")]
+    pub start: u64,
+}
+
+impl Default for IdsToml {
+    fn default() -> Self {
+        IdsToml {
+            separator: default_separator(),
+            width: default_width(),
+            start: default_start(),
+        }
+    }
+}
+
+fn default_separator() -> String {
+    "-".into()
+}
+fn default_width() -> usize {
+    6
+}
+fn default_start() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedToml {
+    pub table: String,
+    pub file: String,
+    pub key_column: Option<String>,
+    pub document_column: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableToml {
+    pub document_column: Option<String>,
+}
+
+/// `tools/<name>.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolToml {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    #[serde(default)]
+    pub kind: ToolKind,
+    #[serde(default)]
+    pub ends_episode: bool,
+    pub parameters: Option<toml::Value>,
+    #[serde(default)]
+    pub guards: Vec<GuardToml>,
+    #[serde(default)]
+    pub body: Vec<Spanned<String>>,
+    pub script: Option<Spanned<String>>,
+    pub result: Option<ResultToml>,
+}
+
+/// Read tools are the information path: they may look but never touch.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    Read,
+    #[default]
+    Write,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardToml {
+    pub check: Spanned<String>,
+    pub error: Spanned<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultToml {
+    pub query: Option<Spanned<String>>,
+    #[serde(default)]
+    pub shape: ResultShape,
+    pub text: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultShape {
+    #[default]
+    Rows,
+    Row,
+    Value,
+}
+
+/// `views.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewsToml {
+    #[serde(default)]
+    pub views: Vec<ViewToml>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewToml {
+    pub name: Spanned<String>,
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    pub query: Spanned<String>,
+    pub key: Option<String>,
+    pub record: Option<Spanned<String>>,
+}
+
+/// A `tasks/*.toml` file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksToml {
+    #[serde(default)]
+    pub tasks: Vec<Spanned<TaskSpec>>,
+}
+
+/// One task, as written in TOML or JSONL.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub id: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<String>,
+    pub instruction: String,
+    #[serde(default)]
+    pub opening_message: String,
+    #[serde(default)]
+    pub facts: Vec<String>,
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<RecordRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub solution: Vec<serde_json::Value>,
+}
+
+fn default_max_steps() -> u32 {
+    50
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RecordRef {
+    pub table: String,
+    pub key: serde_json::Value,
+}

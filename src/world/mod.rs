@@ -1,0 +1,222 @@
+//! A world: a company's records, its tools, its policy and its tasks, loaded
+//! from a folder of plain files (see `docs/world-format.md`).
+//!
+//! A [`World`] is immutable once loaded and shared (`Arc<World>`) by every
+//! episode that runs in it. Loading does all validation up front, so nothing
+//! at run time can discover that the world itself is broken.
+
+mod diagnostics;
+mod hash;
+mod load;
+pub mod manifest;
+mod seed;
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+pub use diagnostics::{Diagnostic, Diagnostics};
+pub use manifest::{ResultShape, TaskSpec, ToolKind};
+pub(crate) use load::open_world_connection as open_connection;
+pub(crate) use load::{describe_schema_error, sql_message};
+
+use crate::error::Result;
+
+/// A loaded, validated world.
+pub struct World {
+    pub root: PathBuf,
+    pub meta: WorldMeta,
+    pub policy: String,
+    pub tools: IndexMap<String, Tool>,
+    pub views: IndexMap<String, View>,
+    pub tasks: IndexMap<String, TaskSpec>,
+    pub tables: Vec<TableInfo>,
+    /// SHA-256 over every behaviour-affecting file; see `docs/world-format.md`.
+    pub content_hash: String,
+    /// The seeded database, serialized once so that reset is a memory copy.
+    pub(crate) snapshot: Vec<u8>,
+    pub(crate) scripts: rhai::Engine,
+    pub(crate) templates: minijinja::Environment<'static>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("id", &self.meta.id)
+            .field("version", &self.meta.version)
+            .field("content_hash", &self.content_hash)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Identity and simulation settings from `world.toml`.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorldMeta {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    /// Simulated clock at reset, seconds since the Unix epoch.
+    pub clock_start: i64,
+    pub tick_seconds: i64,
+    pub ids: manifest::IdsToml,
+}
+
+/// A declared tool, compiled.
+pub struct Tool {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub kind: ToolKind,
+    pub ends_episode: bool,
+    /// JSON Schema of the arguments, as the agent and the form builder see it.
+    pub parameters: serde_json::Value,
+    pub(crate) validator: jsonschema::Validator,
+    pub guards: Vec<Guard>,
+    pub body: Vec<String>,
+    pub(crate) script: Option<rhai::AST>,
+    pub result: Option<ToolResult>,
+}
+
+pub struct Guard {
+    pub check: String,
+    /// Name of the error template in the world's template environment.
+    pub(crate) error_template: String,
+}
+
+pub struct ToolResult {
+    pub query: Option<String>,
+    pub shape: ResultShape,
+    pub(crate) text_template: Option<String>,
+}
+
+/// A named read-only query shown as a record table; also a read tool.
+#[derive(Debug, Clone, Serialize)]
+pub struct View {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub query: String,
+    pub columns: Vec<String>,
+    pub key: Option<String>,
+    pub record: Option<String>,
+}
+
+/// How a table's rows appear in the state diff.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableInfo {
+    pub name: String,
+    /// The single-column primary key, or `None` to key rows by `rowid`.
+    pub key_column: Option<String>,
+    /// When set, a record *is* this column's JSON document.
+    pub document_column: Option<String>,
+}
+
+/// A tool as offered to agents and to the app: a function spec.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub kind: ToolKind,
+    pub ends_episode: bool,
+    pub parameters: serde_json::Value,
+}
+
+/// The prefix that turns a view name into its read tool's name.
+pub const VIEW_TOOL_PREFIX: &str = "view_";
+
+impl World {
+    /// Loads and validates the world in `dir`. Either everything is right
+    /// and a world comes back, or every problem found is reported.
+    pub fn load(dir: impl AsRef<Path>) -> Result<World> {
+        load::load(dir.as_ref())
+    }
+
+    pub fn task(&self, id: &str) -> Option<&TaskSpec> {
+        self.tasks.get(id)
+    }
+
+    /// Every action an agent may call: declared tools, then one read tool per
+    /// view.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = self
+            .tools
+            .values()
+            .map(|t| ToolSpec {
+                name: t.name.clone(),
+                title: t.title.clone(),
+                description: t.description.clone(),
+                kind: t.kind,
+                ends_episode: t.ends_episode,
+                parameters: t.parameters.clone(),
+            })
+            .collect();
+        specs.extend(self.views.values().map(View::tool_spec));
+        specs
+    }
+
+    /// The tool specs a task allows (all, unless the task names a subset).
+    pub fn task_tool_specs(&self, task: &TaskSpec) -> Vec<ToolSpec> {
+        let all = self.tool_specs();
+        match &task.tools {
+            None => all,
+            Some(allowed) => all
+                .into_iter()
+                .filter(|s| {
+                    (s.kind == ToolKind::Read && s.name.starts_with(VIEW_TOOL_PREFIX))
+                        || allowed.contains(&s.name)
+                })
+                .collect(),
+        }
+    }
+
+    pub fn table(&self, name: &str) -> Option<&TableInfo> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+impl View {
+    pub fn tool_name(&self) -> String {
+        format!("{VIEW_TOOL_PREFIX}{}", self.name)
+    }
+
+    pub fn tool_spec(&self) -> ToolSpec {
+        let columns: Vec<serde_json::Value> =
+            self.columns.iter().map(|c| serde_json::Value::String(c.clone())).collect();
+        let mut properties = serde_json::json!({
+            "filter": {"type": "object", "description": "Exact match on columns: {column: value}.", "propertyNames": {"enum": columns}},
+            "search": {"type": "string", "description": "Case-insensitive text to look for in any text column."},
+            "sort": {"type": "string", "enum": columns, "description": "Column to sort by."},
+            "descending": {"type": "boolean", "description": "Sort from largest to smallest."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "How many rows to return (default 50)."},
+            "offset": {"type": "integer", "minimum": 0, "description": "How many rows to skip."}
+        });
+        if self.record.is_some() {
+            if let (Some(key), Some(obj)) = (&self.key, properties.as_object_mut()) {
+                obj.insert(
+                    "key".into(),
+                    serde_json::json!({"description": format!("Open one record by its `{key}` to see all of its fields.")}),
+                );
+            }
+        }
+        let description = if self.description.is_empty() {
+            format!("List {}.", self.title)
+        } else {
+            self.description.clone()
+        };
+        ToolSpec {
+            name: self.tool_name(),
+            title: self.title.clone(),
+            description,
+            kind: ToolKind::Read,
+            ends_episode: false,
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": false
+            }),
+        }
+    }
+}

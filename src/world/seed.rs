@@ -1,0 +1,354 @@
+//! Loading seed files (CSV, JSON) into the world database.
+//!
+//! Every problem is reported with its file and line (CSV) or record (JSON).
+//! Foreign keys are checked once all files are in, so authors need not order
+//! their seed list by dependency, and violations still point at a line.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::Connection;
+use serde_json::Value;
+
+use super::diagnostics::Diagnostics;
+use super::manifest::SeedToml;
+use crate::sql::values::from_json;
+
+/// Where a seeded row came from, for error messages.
+pub type Origins = HashMap<(String, i64), String>;
+
+/// Stop reporting a file after this many problems; the rest are noise.
+const MAX_PROBLEMS_PER_FILE: usize = 20;
+
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub name: String,
+    pub decl_type: String,
+}
+
+pub fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<Column>> {
+    let mut stmt = conn.prepare("SELECT name, type FROM pragma_table_info(?1) ORDER BY cid")?;
+    let rows = stmt.query_map([table], |r| {
+        Ok(Column {
+            name: r.get(0)?,
+            decl_type: r.get::<_, String>(1)?.to_ascii_uppercase(),
+        })
+    })?;
+    rows.collect()
+}
+
+/// Loads one `[[seed]]` entry. Problems go to `diags`; rows that fail are
+/// skipped so later problems are still found (the world is rejected anyway).
+pub fn load(
+    conn: &Connection,
+    root: &Path,
+    seed: &SeedToml,
+    seed_line: usize,
+    origins: &mut Origins,
+    diags: &mut Diagnostics,
+) {
+    let columns = match table_columns(conn, &seed.table) {
+        Ok(c) if !c.is_empty() => c,
+        _ => {
+            diags.push(
+                "world.toml",
+                Some(seed_line),
+                Some(format!("seed {}", seed.file)),
+                format!("table `{}` is not defined in schema.sql", seed.table),
+            );
+            return;
+        }
+    };
+    for (what, col) in [("key_column", &seed.key_column), ("document_column", &seed.document_column)] {
+        if let Some(col) = col {
+            if !columns.iter().any(|c| &c.name == col) {
+                diags.push(
+                    "world.toml",
+                    Some(seed_line),
+                    Some(format!("seed {}", seed.file)),
+                    format!("{what} `{col}` is not a column of table `{}`", seed.table),
+                );
+                return;
+            }
+        }
+    }
+    let path = root.join(&seed.file);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.push(
+                "world.toml",
+                Some(seed_line),
+                Some(format!("seed {}", seed.file)),
+                format!("cannot read seed file: {e}"),
+            );
+            return;
+        }
+    };
+    let mut sink = Sink {
+        conn,
+        table: &seed.table,
+        file: &seed.file,
+        origins,
+        diags,
+        problems: 0,
+    };
+    if seed.file.ends_with(".csv") {
+        load_csv(&text, &columns, &mut sink);
+    } else if seed.file.ends_with(".json") {
+        load_json(&text, &columns, seed, &mut sink);
+    } else {
+        sink.diags.push(
+            "world.toml",
+            Some(seed_line),
+            Some(format!("seed {}", seed.file)),
+            "seed files must be .csv or .json",
+        );
+    }
+}
+
+struct Sink<'a> {
+    conn: &'a Connection,
+    table: &'a str,
+    file: &'a str,
+    origins: &'a mut Origins,
+    diags: &'a mut Diagnostics,
+    problems: usize,
+}
+
+impl Sink<'_> {
+    fn problem(&mut self, line: Option<usize>, subject: Option<String>, message: String) -> bool {
+        self.problems += 1;
+        if self.problems <= MAX_PROBLEMS_PER_FILE {
+            self.diags.push(self.file, line, subject, message);
+        }
+        self.problems < MAX_PROBLEMS_PER_FILE * 5
+    }
+
+    fn insert(&mut self, names: &[&str], values: Vec<SqlValue>, origin: String, line: Option<usize>, subject: Option<String>) -> bool {
+        let cols = names.iter().map(|n| format!("\"{}\"", n.replace('"', "\"\""))).collect::<Vec<_>>().join(", ");
+        let marks = vec!["?"; names.len()].join(", ");
+        let sql = format!("INSERT INTO \"{}\" ({cols}) VALUES ({marks})", self.table.replace('"', "\"\""));
+        let result = self
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| s.execute(rusqlite::params_from_iter(values.iter())));
+        match result {
+            Ok(_) => {
+                let rowid = self.conn.last_insert_rowid();
+                self.origins.insert((self.table.to_string(), rowid), origin);
+                true
+            }
+            Err(e) => self.problem(line, subject, format!("row rejected by table `{}`: {}", self.table, sqlite_message(&e))),
+        }
+    }
+}
+
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn load_csv(text: &str, columns: &[Column], sink: &mut Sink<'_>) {
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+    let headers: Vec<String> = match reader.headers() {
+        Ok(h) => h.iter().map(|s| s.trim().to_string()).collect(),
+        Err(e) => {
+            sink.problem(Some(1), None, format!("cannot read the header row: {e}"));
+            return;
+        }
+    };
+    let mut types = Vec::new();
+    for name in &headers {
+        match columns.iter().find(|c| &c.name == name) {
+            Some(c) => types.push(c.decl_type.clone()),
+            None => {
+                sink.problem(
+                    Some(1),
+                    Some(format!("column `{name}`")),
+                    format!(
+                        "`{name}` is not a column of table `{}` (columns: {})",
+                        sink.table,
+                        columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                );
+                return;
+            }
+        }
+    }
+    let names: Vec<&str> = headers.iter().map(String::as_str).collect();
+    for record in reader.records() {
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map(|p| p.line() as usize);
+                if !sink.problem(line, None, format!("malformed CSV: {e}")) {
+                    return;
+                }
+                continue;
+            }
+        };
+        let line = record.position().map(|p| p.line() as usize);
+        let mut values = Vec::with_capacity(names.len());
+        let mut ok = true;
+        for (i, field) in record.iter().enumerate() {
+            match convert_csv(field, types.get(i).map(String::as_str).unwrap_or("")) {
+                Ok(v) => values.push(v),
+                Err(expected) => {
+                    ok = false;
+                    if !sink.problem(line, Some(format!("column `{}`", names.get(i).unwrap_or(&"?"))), format!("expected {expected}, got {field:?}")) {
+                        return;
+                    }
+                }
+            }
+        }
+        if values.len() != names.len() {
+            ok = false;
+            sink.problem(line, None, format!("expected {} fields, got {}", names.len(), values.len()));
+        }
+        if ok {
+            let origin = format!("{}:{}", sink.file, line.unwrap_or(0));
+            if !sink.insert(&names, values, origin, line, None) {
+                return;
+            }
+        }
+    }
+}
+
+/// Converts a CSV field by the column's declared type (SQLite affinity).
+fn convert_csv(field: &str, decl: &str) -> Result<SqlValue, &'static str> {
+    if field.is_empty() {
+        return Ok(SqlValue::Null);
+    }
+    if decl.contains("BOOL") {
+        return match field.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Ok(SqlValue::Integer(1)),
+            "false" | "0" | "no" => Ok(SqlValue::Integer(0)),
+            _ => Err("true or false"),
+        };
+    }
+    if decl.contains("INT") {
+        return field.trim().parse::<i64>().map(SqlValue::Integer).map_err(|_| "an integer");
+    }
+    if decl.contains("CHAR") || decl.contains("CLOB") || decl.contains("TEXT") {
+        return Ok(SqlValue::Text(field.to_string()));
+    }
+    if decl.contains("REAL") || decl.contains("FLOA") || decl.contains("DOUB") {
+        return field.trim().parse::<f64>().map(SqlValue::Real).map_err(|_| "a number");
+    }
+    if decl.is_empty() || decl.contains("BLOB") {
+        return Ok(SqlValue::Text(field.to_string()));
+    }
+    // NUMERIC affinity: numbers when they look like numbers.
+    if let Ok(i) = field.trim().parse::<i64>() {
+        Ok(SqlValue::Integer(i))
+    } else if let Ok(f) = field.trim().parse::<f64>() {
+        Ok(SqlValue::Real(f))
+    } else {
+        Ok(SqlValue::Text(field.to_string()))
+    }
+}
+
+fn load_json(text: &str, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_>) {
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            sink.problem(Some(e.line()), None, format!("invalid JSON: {e}"));
+            return;
+        }
+    };
+    let records: Vec<(Option<String>, String, &Value)> = match &value {
+        Value::Array(items) => items.iter().enumerate().map(|(i, v)| (None, format!("record {i}"), v)).collect(),
+        Value::Object(map) => {
+            if seed.key_column.is_none() {
+                sink.problem(
+                    None,
+                    None,
+                    "the file is an object keyed by id; set `key_column` in its [[seed]] entry to name the column that receives the key".into(),
+                );
+                return;
+            }
+            map.iter().map(|(k, v)| (Some(k.clone()), format!("record {k:?}"), v)).collect()
+        }
+        _ => {
+            sink.problem(None, None, "expected an array of records or an object keyed by id".into());
+            return;
+        }
+    };
+    for (key, label, record) in records {
+        let Some(fields) = record.as_object() else {
+            if !sink.problem(None, Some(label), "expected a JSON object".into()) {
+                return;
+            }
+            continue;
+        };
+        let mut names: Vec<&str> = Vec::new();
+        let mut values: Vec<SqlValue> = Vec::new();
+        if let (Some(col), Some(key)) = (&seed.key_column, &key) {
+            names.push(col);
+            values.push(SqlValue::Text(key.clone()));
+        }
+        if let Some(col) = &seed.document_column {
+            names.push(col);
+            values.push(SqlValue::Text(record.to_string()));
+        }
+        let mut ok = true;
+        for (field, v) in fields {
+            if names.contains(&field.as_str()) {
+                continue;
+            }
+            match columns.iter().find(|c| &c.name == field) {
+                Some(c) => {
+                    names.push(&c.name);
+                    values.push(from_json(v));
+                }
+                None if seed.document_column.is_some() => {}
+                None => {
+                    ok = false;
+                    if !sink.problem(None, Some(label.clone()), format!("field `{field}` is not a column of table `{}`", sink.table)) {
+                        return;
+                    }
+                }
+            }
+        }
+        if ok {
+            let origin = format!("{} {label}", sink.file);
+            if !sink.insert(&names, values, origin, None, Some(label)) {
+                return;
+            }
+        }
+    }
+}
+
+/// Reports foreign-key violations among the seeded rows, by origin.
+pub fn check_foreign_keys(conn: &Connection, origins: &Origins, diags: &mut Diagnostics) {
+    let result = (|| -> rusqlite::Result<Vec<(String, Option<i64>, String)>> {
+        let mut stmt = conn.prepare("SELECT \"table\", rowid, parent FROM pragma_foreign_key_check")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect()
+    })();
+    match result {
+        Ok(violations) => {
+            for (table, rowid, parent) in violations.into_iter().take(MAX_PROBLEMS_PER_FILE) {
+                let origin = rowid
+                    .and_then(|r| origins.get(&(table.clone(), r)))
+                    .cloned()
+                    .unwrap_or_else(|| format!("table {table}"));
+                let (file, line) = match origin.rsplit_once(':') {
+                    Some((f, l)) if l.parse::<usize>().is_ok() => (f.to_string(), l.parse().ok()),
+                    _ => (origin.clone(), None),
+                };
+                diags.push(
+                    file,
+                    line,
+                    Some(format!("table `{table}`")),
+                    format!("refers to a row of `{parent}` that does not exist (foreign key)"),
+                );
+            }
+        }
+        Err(e) => diags.push("schema.sql", None, None, format!("foreign key check failed: {e}")),
+    }
+}
