@@ -118,8 +118,12 @@ pub fn engine() -> Engine {
 
 /// Compiles a script, reporting syntax errors with their line.
 pub fn compile(engine: &Engine, source: &str) -> Result<AST, (Option<usize>, String)> {
+    // `args` is declared so strict-variable checking can catch typos at
+    // load time instead of at the first call.
+    let mut scope = Scope::new();
+    scope.push("args", Map::new());
     engine
-        .compile(source)
+        .compile_with_scope(&scope, source)
         .map_err(|e| (e.1.line(), e.0.to_string()))
 }
 

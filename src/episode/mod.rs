@@ -150,6 +150,10 @@ impl Episode {
         let instruction = task.instruction.clone();
         let world = Arc::clone(&self.world);
         let conn = self.conn_mut();
+        // Statements prepared against the old database keep pointers into
+        // its schema, and the new copy has the same schema cookie, so SQLite
+        // would not re-prepare them: finalize them all first.
+        conn.flush_prepared_statement_cache();
         conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
         *self.lock_state() = SimState::new(world.meta.clock_start, seed, world.meta.ids.clone());
         self.touched.lock().unwrap_or_else(|e| e.into_inner()).clear();

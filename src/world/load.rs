@@ -172,7 +172,16 @@ fn parse_toml<T: DeserializeOwned>(rel: &str, text: &str, diags: &mut Diagnostic
         Ok(v) => Some(v),
         Err(e) => {
             let line = e.span().map(|s| line_of(text, s.start));
-            diags.push(rel, line, None, e.message().trim().to_string());
+            let mut message = e.message().trim().to_string();
+            // The commonest TOML slip: a top-level key written after a
+            // `[[guards]]` or `[parameters]` header belongs to that table.
+            let misplaced = ["body", "script", "name", "description", "kind", "ends_episode", "title"]
+                .iter()
+                .any(|k| message.contains(&format!("unknown field `{k}`")));
+            if misplaced && rel.starts_with("tools/") {
+                message.push_str(". Top-level keys (name, description, kind, body, script, ...) must come before the first [table] or [[guards]] header; after a header they belong to that table");
+            }
+            diags.push(rel, line, None, message);
             None
         }
     }
