@@ -212,7 +212,18 @@ fn prepare<'c>(
     if read_only && writing {
         return Err(runtime("a read tool cannot change the world".into()));
     }
-    let stmt = conn.prepare_cached(sql).map_err(|e| sql_failure(e.to_string()))?;
+    let stmt = conn.prepare_cached(sql).map_err(|e| {
+        let message = crate::world::sql_message(&e);
+        if message.contains("not authorized") {
+            runtime(if read_only {
+                "a read tool cannot change the world".to_string()
+            } else {
+                "not allowed: world SQL may read and change rows, but not attach databases, run PRAGMAs, change the schema, or manage transactions".to_string()
+            })
+        } else {
+            sql_failure(message)
+        }
+    })?;
     if read_only && !stmt.readonly() {
         return Err(runtime("a read tool cannot change the world".into()));
     }
