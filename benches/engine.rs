@@ -1,0 +1,98 @@
+//! Engine speed: reset, a read step and a write step on the support-desk
+//! world, and reset on a ~10k-row world.
+//!
+//! Run with `cargo bench --bench engine`. Targets: step <= 20 us median,
+//! reset <= 200 us for a world of about 10k rows.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use understudy::world::ToolKind;
+use understudy::{Action, Episode, World};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The first read and the first write step of the support desk's reference
+/// solutions, with the task they belong to.
+fn pick_steps(world: &World) -> (String, Action, String, Vec<Action>) {
+    let mut read = None;
+    let mut write = None;
+    for (id, task) in &world.tasks {
+        let actions: Vec<Action> = task.solution.iter().filter_map(|s| Action::from_json(s).ok()).collect();
+        for (i, a) in actions.iter().enumerate() {
+            let Some(name) = a.tool_name() else { continue };
+            let kind = world.tools.get(name).map(|t| t.kind).unwrap_or(ToolKind::Read);
+            if kind == ToolKind::Read && read.is_none() {
+                read = Some((id.clone(), a.clone()));
+            }
+            if kind == ToolKind::Write && write.is_none() {
+                write = Some((id.clone(), actions[..=i].to_vec()));
+            }
+        }
+    }
+    let (read_task, read) = read.expect("a read step in some solution");
+    let (write_task, write) = write.expect("a write step in some solution");
+    (read_task, read, write_task, write)
+}
+
+/// A copy of the mini test world with ~10k seeded rows.
+fn big_world() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&repo().join("tests/worlds/mini"), dir.path());
+    let mut csv = String::from("id,owner,balance,frozen\n");
+    for i in 1..=10_000 {
+        csv.push_str(&format!("A-{i},Customer number {i} of the big bank,{}.25,false\n", i % 977));
+    }
+    std::fs::write(dir.path().join("data/accounts.csv"), csv).expect("write");
+    let path = dir.path().to_path_buf();
+    (dir, path)
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("mkdir");
+    for entry in std::fs::read_dir(src).expect("read_dir").flatten() {
+        let to = dst.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), &to).expect("copy");
+        }
+    }
+}
+
+fn engine(c: &mut Criterion) {
+    let world = Arc::new(World::load(repo().join("fixtures/worlds/support-desk")).expect("support-desk loads"));
+    let (read_task, read, write_task, write) = pick_steps(&world);
+    let mut ep = Episode::new(Arc::clone(&world)).expect("episode");
+    ep.set_enforce_limits(false);
+
+    c.bench_function("support_desk/reset", |b| b.iter(|| ep.reset(&read_task, 0).expect("reset")));
+
+    ep.reset(&read_task, 0).expect("reset");
+    c.bench_function("support_desk/read_step", |b| b.iter(|| ep.step(&read).expect("step")));
+
+    let (last, before) = write.split_last().expect("write step");
+    c.bench_function("support_desk/write_step", |b| {
+        b.iter_batched(
+            || {
+                ep.reset(&write_task, 0).expect("reset");
+                for a in before {
+                    ep.step(a).expect("step");
+                }
+            },
+            |_| ep.step(last).expect("step"),
+            BatchSize::PerIteration,
+        )
+    });
+
+    let (_keep, big) = big_world();
+    let big = Arc::new(World::load(&big).expect("big world loads"));
+    let mut big_ep = Episode::new(Arc::clone(&big)).expect("episode");
+    c.bench_function("big_10k_rows/reset", |b| b.iter(|| big_ep.reset("pay-back", 0).expect("reset")));
+}
+
+criterion_group!(benches, engine);
+criterion_main!(benches);
