@@ -28,6 +28,18 @@ pub enum Error {
     },
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The store file cannot be used (corrupt, foreign, too new, unreadable).
+    #[error("{path}: {message}")]
+    Store { path: String, message: String },
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The world changed since the episode was recorded.
+    #[error("{0}")]
+    WorldChanged(String),
+    /// The request does not fit the current state (e.g. stepping a paused
+    /// or submitted episode).
+    #[error("{0}")]
+    Conflict(String),
     #[error("{0}")]
     Other(String),
 }
@@ -43,6 +55,10 @@ impl Error {
             Error::InvalidAction(_) => "invalid_action",
             Error::Io { .. } => "io",
             Error::Sqlite(_) => "database",
+            Error::Store { .. } => "store",
+            Error::NotFound(_) => "not_found",
+            Error::WorldChanged(_) => "world_changed",
+            Error::Conflict(_) => "conflict",
             Error::Other(_) => "error",
         }
     }

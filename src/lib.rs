@@ -40,7 +40,9 @@ pub mod error;
 pub mod observation;
 pub mod python;
 pub mod replay;
+pub mod recorder;
 pub mod script;
+pub mod store;
 pub mod sql;
 pub mod world;
 

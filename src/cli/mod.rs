@@ -1,6 +1,7 @@
 //! Command-line front end. Each subcommand lives in its own file; errors are
 //! reported once, here, as `error: ...` with a non-zero exit.
 
+mod debug;
 mod replay;
 mod run;
 mod world;
@@ -25,6 +26,9 @@ enum Command {
     Run(run::RunArgs),
     /// Replay JSONL action lists on fresh episodes (in parallel); write observations and state diffs.
     Replay(replay::ReplayArgs),
+    /// Commands for the test suite.
+    #[command(subcommand, hide = true)]
+    Debug(debug::DebugCommand),
 }
 
 pub fn main() -> ExitCode {
@@ -37,6 +41,7 @@ pub fn main() -> ExitCode {
         Command::World(cmd) => world::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Debug(cmd) => debug::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,311 @@
+//! The recorder: one call both steps the engine and durably records the
+//! step, so the desktop app and the agent server cannot record differently.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use understudy::recorder::Recorder;
+//! use understudy::store::{Actor, Store};
+//! use understudy::{Action, World};
+//!
+//! let store = Arc::new(Store::open("/tmp/understudy.sqlite")?);
+//! let world = Arc::new(World::load("fixtures/worlds/support-desk")?);
+//! let mut rec = Recorder::start(store.clone(), world.clone(), "duplicate-charge", Actor::Expert { id: "e1".into() }, 0)?;
+//! let step = rec.step(Action::message("Hello, I'm looking into it."), Some("Acknowledge first".into()))?;
+//! rec.undo()?;                      // marks the step retracted; state rebuilt by replay
+//! rec.pause()?;                     // active time stops
+//! rec.resume()?;
+//! rec.submit(None)?;                // final message = the last message sent
+//! // After a crash: Recorder::reopen(store, world, &id, false) rebuilds the state.
+//! # Ok::<(), understudy::Error>(())
+//! ```
+//!
+//! Lifecycle: `in_progress ⇄ paused → submitted | abandoned`, then a review
+//! moves a submitted episode to `approved` or `rejected`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::action::Action;
+use crate::episode::{Changes, Episode, StepOutcome};
+use crate::error::{Error, Result};
+use crate::store::{self, Actor, EpisodeRecord, EpisodeStatus, StepRecord, Store};
+use crate::world::World;
+
+/// Time spent working, excluding pauses. Wall time is fine here: it
+/// describes the expert, not the world.
+#[derive(Debug, Clone)]
+struct ActiveClock {
+    banked_ms: i64,
+    since: Option<Instant>,
+}
+
+impl ActiveClock {
+    fn now_ms(&self) -> i64 {
+        self.banked_ms + self.since.map(|s| s.elapsed().as_millis() as i64).unwrap_or(0)
+    }
+    fn stop(&mut self) {
+        self.banked_ms = self.now_ms();
+        self.since = None;
+    }
+    fn start(&mut self) {
+        if self.since.is_none() {
+            self.since = Some(Instant::now());
+        }
+    }
+}
+
+/// A recorded step as returned to the caller, after it is committed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecordedStep {
+    pub record: StepRecord,
+    pub outcome: StepOutcome,
+}
+
+/// Records one episode.
+pub struct Recorder {
+    store: Arc<Store>,
+    episode: Episode,
+    record: EpisodeRecord,
+    steps: Vec<StepRecord>,
+    clock: ActiveClock,
+}
+
+impl Recorder {
+    /// Starts a new episode of `task_id` and stores its header.
+    pub fn start(store: Arc<Store>, world: Arc<World>, task_id: &str, actor: Actor, seed: u64) -> Result<Recorder> {
+        let mut episode = Episode::new(Arc::clone(&world))?;
+        episode.reset(task_id, seed)?;
+        let now = store::now();
+        let record = EpisodeRecord {
+            id: store::new_uuid(),
+            world_id: world.meta.id.clone(),
+            world_version: world.meta.version.clone(),
+            world_hash: world.content_hash.clone(),
+            task_id: task_id.to_string(),
+            seed,
+            actor,
+            status: EpisodeStatus::InProgress,
+            created_at: now.clone(),
+            updated_at: now,
+            submitted_at: None,
+            active_ms: 0,
+            final_message: None,
+        };
+        store.insert_episode(&record)?;
+        Ok(Recorder {
+            store,
+            episode,
+            record,
+            steps: Vec::new(),
+            clock: ActiveClock {
+                banked_ms: 0,
+                since: Some(Instant::now()),
+            },
+        })
+    }
+
+    /// Reopens a stored, still-open episode: rebuilds the world state by
+    /// replaying its kept steps and checks each observation against the one
+    /// recorded. Refuses if the world changed since, unless `force`.
+    pub fn reopen(store: Arc<Store>, world: Arc<World>, episode_id: &str, force: bool) -> Result<Recorder> {
+        let record = store.episode(episode_id)?;
+        if !record.status.is_open() {
+            return Err(Error::Conflict(format!(
+                "episode {episode_id} is {}; only an episode in progress or paused can be resumed",
+                record.status.as_str().replace('_', " ")
+            )));
+        }
+        check_world(&record, &world, force)?;
+        let steps = store.steps(episode_id)?;
+        let mut episode = Episode::new(Arc::clone(&world))?;
+        rebuild(&mut episode, &record, &steps, !force)?;
+        let paused = record.status == EpisodeStatus::Paused;
+        Ok(Recorder {
+            store,
+            episode,
+            clock: ActiveClock {
+                banked_ms: record.active_ms,
+                since: (!paused).then(Instant::now),
+            },
+            record,
+            steps,
+        })
+    }
+
+    /// Applies `action` and records it. The step is committed before this
+    /// returns; on a storage failure the world is rolled back to match.
+    pub fn step(&mut self, action: Action, rationale: Option<String>) -> Result<RecordedStep> {
+        self.require_open()?;
+        if self.record.status == EpisodeStatus::Paused {
+            return Err(Error::Conflict("the episode is paused; resume it first".into()));
+        }
+        let outcome = self.episode.step(&action)?;
+        let record = StepRecord {
+            idx: self.steps.len() as u32,
+            action,
+            observation: outcome.observation.clone(),
+            terminated: outcome.terminated,
+            truncated: outcome.truncated,
+            wall_at: store::now(),
+            active_ms: self.clock.now_ms(),
+            rationale: rationale.filter(|r| !r.trim().is_empty()),
+            flag: None,
+            retracted: false,
+            retracted_at: None,
+        };
+        if let Err(e) = self.store.append_step(&self.record.id, &record) {
+            // Keep memory and disk in agreement: the step never happened.
+            rebuild(&mut self.episode, &self.record, &self.steps, false)?;
+            return Err(e);
+        }
+        self.record.active_ms = record.active_ms;
+        self.steps.push(record.clone());
+        Ok(RecordedStep { record, outcome })
+    }
+
+    /// Sets the rationale ("why I did this") and flag of step `idx`.
+    pub fn annotate(&mut self, idx: u32, rationale: Option<String>, flag: Option<String>) -> Result<()> {
+        let step = self
+            .steps
+            .get_mut(idx as usize)
+            .ok_or_else(|| Error::NotFound(format!("step {idx}")))?;
+        self.store.annotate_step(&self.record.id, idx, rationale.as_deref(), flag.as_deref())?;
+        step.rationale = rationale.filter(|r| !r.trim().is_empty());
+        step.flag = flag.filter(|f| !f.trim().is_empty());
+        Ok(())
+    }
+
+    /// Undoes the last kept step: it is marked retracted (never deleted) and
+    /// the world is rebuilt by replaying the steps that remain.
+    pub fn undo(&mut self) -> Result<Option<u32>> {
+        self.require_open()?;
+        let Some(last) = self.steps.iter().rev().find(|s| !s.retracted).map(|s| s.idx) else {
+            return Ok(None);
+        };
+        self.store.retract_step(&self.record.id, last)?;
+        if let Some(s) = self.steps.get_mut(last as usize) {
+            s.retracted = true;
+            s.retracted_at = Some(store::now());
+        }
+        rebuild(&mut self.episode, &self.record, &self.steps, false)?;
+        Ok(Some(last))
+    }
+
+    pub fn pause(&mut self) -> Result<()> {
+        self.require_open()?;
+        self.clock.stop();
+        self.set_status(EpisodeStatus::Paused, None)
+    }
+
+    pub fn resume(&mut self) -> Result<()> {
+        self.require_open()?;
+        self.clock.start();
+        self.set_status(EpisodeStatus::InProgress, None)
+    }
+
+    /// Submits the episode. The final message defaults to the last message
+    /// sent to the customer.
+    pub fn submit(&mut self, final_message: Option<String>) -> Result<()> {
+        self.require_open()?;
+        let message = final_message.or_else(|| self.last_message());
+        self.clock.stop();
+        self.set_status(EpisodeStatus::Submitted, message)
+    }
+
+    /// Gives the episode up (it stays in the store, marked abandoned).
+    pub fn abandon(&mut self) -> Result<()> {
+        self.require_open()?;
+        self.clock.stop();
+        self.set_status(EpisodeStatus::Abandoned, None)
+    }
+
+    fn set_status(&mut self, status: EpisodeStatus, final_message: Option<String>) -> Result<()> {
+        let active = self.clock.now_ms();
+        self.store.update_episode(&self.record.id, status, active, final_message.as_deref())?;
+        self.record.status = status;
+        self.record.active_ms = active;
+        if status == EpisodeStatus::Submitted {
+            self.record.submitted_at = Some(store::now());
+        }
+        if final_message.is_some() {
+            self.record.final_message = final_message;
+        }
+        Ok(())
+    }
+
+    fn require_open(&self) -> Result<()> {
+        if self.record.status.is_open() {
+            Ok(())
+        } else {
+            Err(Error::Conflict(format!(
+                "the episode is {}; it can no longer change",
+                self.record.status.as_str().replace('_', " ")
+            )))
+        }
+    }
+
+    fn last_message(&self) -> Option<String> {
+        self.steps.iter().rev().filter(|s| !s.retracted).find_map(|s| match &s.action {
+            Action::Message { message } => Some(message.clone()),
+            _ => None,
+        })
+    }
+
+    pub fn record(&self) -> &EpisodeRecord {
+        &self.record
+    }
+
+    /// Every step, retracted ones included.
+    pub fn steps(&self) -> &[StepRecord] {
+        &self.steps
+    }
+
+    pub fn episode(&self) -> &Episode {
+        &self.episode
+    }
+
+    pub fn changes(&self) -> Result<Changes> {
+        self.episode.changes()
+    }
+
+    pub fn active_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.episode.is_done()
+    }
+}
+
+/// Refuses a changed world unless forced.
+pub fn check_world(record: &EpisodeRecord, world: &World, force: bool) -> Result<()> {
+    if record.world_id != world.meta.id {
+        return Err(Error::WorldChanged(format!(
+            "episode {} was recorded in world `{}`, not `{}`",
+            record.id, record.world_id, world.meta.id
+        )));
+    }
+    if record.world_hash != world.content_hash && !force {
+        return Err(Error::WorldChanged(format!(
+            "world `{}` has changed since episode {} was recorded (version {} then, {} now); replaying it could give a different trajectory. Use --force to replay anyway",
+            world.meta.id, record.id, record.world_version, world.meta.version
+        )));
+    }
+    Ok(())
+}
+
+/// Resets `episode` and replays the kept steps. With `verify`, each
+/// observation must equal the recorded one.
+fn rebuild(episode: &mut Episode, record: &EpisodeRecord, steps: &[StepRecord], verify: bool) -> Result<()> {
+    episode.reset(&record.task_id, record.seed)?;
+    for step in steps.iter().filter(|s| !s.retracted) {
+        let out = episode.step(&step.action)?;
+        if verify && out.observation != step.observation {
+            return Err(Error::WorldChanged(format!(
+                "replaying episode {} diverged at step {}: recorded {:?}, got {:?}",
+                record.id, step.idx, step.observation.text, out.observation.text
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,376 @@
+//! The trajectory store: experts, episodes, steps and reviews in one SQLite
+//! file.
+//!
+//! **Durability invariant:** a step is committed in its own transaction
+//! (WAL, `synchronous = FULL`) before any caller sees its result, so a kill
+//! at any moment loses nothing that was shown. Nothing is ever deleted:
+//! undo marks a step retracted, and the raw log keeps everything.
+//!
+//! Opening refuses files that are not SQLite, SQLite files that are not
+//! Understudy stores, and stores written by a newer build, without touching
+//! them.
+
+mod records;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+pub use records::*;
+
+use crate::error::{Error, Result};
+
+/// A handle to one store file. Cheap to share (`Arc<Store>`); calls are
+/// serialized on one connection, which is what SQLite does with writers
+/// anyway.
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` and brings its schema
+    /// up to date.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        let fail = |message: String| Error::Store {
+            path: path.display().to_string(),
+            message,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| fail(format!("cannot create its folder: {e}")))?;
+        }
+        let existed = path.exists() && std::fs::metadata(&path).map(|m| m.len() > 0).unwrap_or(false);
+        let mut conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| fail(format!("cannot open: {e}")))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| fail(e.to_string()))?;
+        let header: rusqlite::Result<(i32, i64)> = conn.query_row(
+            "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        );
+        let (app_id, objects) = header.map_err(|e| {
+            fail(format!(
+                "this file is not an Understudy store (SQLite says: {e}); it may be corrupt or another kind of file"
+            ))
+        })?;
+        if existed && objects > 0 && app_id != schema::APPLICATION_ID {
+            return Err(fail(
+                "this SQLite file belongs to another program, not Understudy; it was left untouched".into(),
+            ));
+        }
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| fail(e.to_string()))?;
+        let known = schema::latest_version() as i64;
+        if version > known {
+            return Err(fail(format!(
+                "this store was written by a newer Understudy (schema version {version}; this build knows up to {known}); upgrade Understudy to open it"
+            )));
+        }
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(|e| fail(format!("cannot enable write-ahead logging: {e}")))?;
+        schema::migrations()
+            .to_latest(&mut conn)
+            .map_err(|e| fail(format!("cannot update the store's schema: {e}")))?;
+        conn.execute_batch(&format!("PRAGMA application_id = {};", schema::APPLICATION_ID))
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `PRAGMA integrity_check`: `Ok` when the file is sound.
+    pub fn integrity_check(&self) -> Result<()> {
+        let result: String = self.lock().query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        if result == "ok" {
+            Ok(())
+        } else {
+            Err(Error::Store {
+                path: self.path.display().to_string(),
+                message: format!("integrity check failed: {result}"),
+            })
+        }
+    }
+
+    // ---- experts ----
+
+    /// Creates an expert, or updates the one with `id`.
+    pub fn save_expert(&self, id: Option<&str>, input: &ExpertInput) -> Result<Expert> {
+        if input.name.trim().is_empty() {
+            return Err(Error::Conflict("an expert needs a name".into()));
+        }
+        let now = now();
+        let conn = self.lock();
+        let id = match id {
+            Some(id) => {
+                let n = conn.execute(
+                    "UPDATE experts SET name = ?2, domain = ?3, credentials = ?4, credentials_attested = ?5, updated_at = ?6 WHERE id = ?1",
+                    params![id, input.name.trim(), input.domain.trim(), input.credentials.trim(), input.credentials_attested, now],
+                )?;
+                if n == 0 {
+                    return Err(Error::NotFound(format!("expert {id}")));
+                }
+                id.to_string()
+            }
+            None => {
+                let id = new_uuid();
+                conn.execute(
+                    "INSERT INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)",
+                    params![id, input.name.trim(), input.domain.trim(), input.credentials.trim(), input.credentials_attested, now],
+                )?;
+                id
+            }
+        };
+        drop(conn);
+        self.expert(&id)
+    }
+
+    pub fn set_expert_verified(&self, id: &str, verified: bool) -> Result<()> {
+        let n = self.lock().execute("UPDATE experts SET verified = ?2, updated_at = ?3 WHERE id = ?1", params![id, verified, now()])?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("expert {id}")));
+        }
+        Ok(())
+    }
+
+    pub fn expert(&self, id: &str) -> Result<Expert> {
+        self.lock()
+            .query_row(&format!("SELECT {EXPERT_COLUMNS} FROM experts WHERE id = ?1"), [id], Expert::from_row)
+            .optional()?
+            .ok_or_else(|| Error::NotFound(format!("expert {id}")))
+    }
+
+    pub fn experts(&self) -> Result<Vec<Expert>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare(&format!("SELECT {EXPERT_COLUMNS} FROM experts ORDER BY name"))?;
+        let rows = stmt.query_map([], Expert::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    // ---- episodes ----
+
+    pub fn insert_episode(&self, e: &EpisodeRecord) -> Result<()> {
+        let conn = self.lock();
+        insert_episode(&conn, e)?;
+        Ok(())
+    }
+
+    pub fn episode(&self, id: &str) -> Result<EpisodeRecord> {
+        self.lock()
+            .query_row(&format!("SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?1"), [id], EpisodeRecord::from_row)
+            .optional()?
+            .ok_or_else(|| Error::NotFound(format!("episode {id}")))
+    }
+
+    /// Episodes matching `filter`, oldest first.
+    pub fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<EpisodeRecord>> {
+        let mut sql = format!("SELECT {EPISODE_COLUMNS} FROM episodes WHERE 1 = 1");
+        let mut args: Vec<String> = Vec::new();
+        let mut add = |clause: &str, value: String| {
+            args.push(value);
+            sql.push_str(&format!(" AND {clause} ?{}", args.len()));
+        };
+        if let Some(v) = &filter.world_id {
+            add("world_id =", v.clone());
+        }
+        if let Some(v) = &filter.task_id {
+            add("task_id =", v.clone());
+        }
+        if let Some(v) = &filter.status {
+            add("status =", v.as_str().to_string());
+        }
+        if let Some(v) = &filter.actor_kind {
+            add("actor_kind =", v.clone());
+        }
+        if let Some(v) = &filter.actor_id {
+            add("actor_id =", v.clone());
+        }
+        if let Some(v) = &filter.since {
+            add("created_at >=", v.clone());
+        }
+        if let Some(v) = &filter.until {
+            add("created_at <", v.clone());
+        }
+        sql.push_str(" ORDER BY created_at, id");
+        let conn = self.lock();
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), EpisodeRecord::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Updates an episode's status, active time and final message.
+    pub fn update_episode(&self, id: &str, status: EpisodeStatus, active_ms: i64, final_message: Option<&str>) -> Result<()> {
+        let now = now();
+        let submitted_at = matches!(status, EpisodeStatus::Submitted).then(|| now.clone());
+        let n = self.lock().execute(
+            "UPDATE episodes SET status = ?2, active_ms = ?3, final_message = coalesce(?4, final_message), updated_at = ?5, submitted_at = coalesce(?6, submitted_at) WHERE id = ?1",
+            params![id, status.as_str(), active_ms, final_message, now, submitted_at],
+        )?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("episode {id}")));
+        }
+        Ok(())
+    }
+
+    // ---- steps ----
+
+    /// Appends one step and the episode's active time, atomically and
+    /// durably. Returns only once committed.
+    pub fn append_step(&self, episode_id: &str, step: &StepRecord) -> Result<()> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        insert_step(&tx, episode_id, step)?;
+        tx.execute(
+            "UPDATE episodes SET active_ms = ?2, updated_at = ?3 WHERE id = ?1",
+            params![episode_id, step.active_ms, step.wall_at],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// All steps of an episode, retracted ones included, in order.
+    pub fn steps(&self, episode_id: &str) -> Result<Vec<StepRecord>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare(&format!("SELECT {STEP_COLUMNS} FROM steps WHERE episode_id = ?1 ORDER BY idx"))?;
+        let rows = stmt.query_map([episode_id], StepRecord::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Sets a step's rationale and flag (`None` clears).
+    pub fn annotate_step(&self, episode_id: &str, idx: u32, rationale: Option<&str>, flag: Option<&str>) -> Result<()> {
+        let n = self.lock().execute(
+            "UPDATE steps SET rationale = ?3, flag = ?4 WHERE episode_id = ?1 AND idx = ?2",
+            params![episode_id, idx, rationale.filter(|s| !s.trim().is_empty()), flag.filter(|s| !s.trim().is_empty())],
+        )?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("step {idx} of episode {episode_id}")));
+        }
+        Ok(())
+    }
+
+    /// Marks a step retracted (undo). The step stays in the log.
+    pub fn retract_step(&self, episode_id: &str, idx: u32) -> Result<()> {
+        let n = self.lock().execute(
+            "UPDATE steps SET retracted = 1, retracted_at = ?3 WHERE episode_id = ?1 AND idx = ?2 AND retracted = 0",
+            params![episode_id, idx, now()],
+        )?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("step {idx} of episode {episode_id}")));
+        }
+        Ok(())
+    }
+
+    // ---- reviews ----
+
+    /// Records a review decision and sets the episode's status from it.
+    pub fn add_review(&self, episode_id: &str, reviewer: &str, decision: Decision, comment: &str) -> Result<Review> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        let status: Option<String> = tx
+            .query_row("SELECT status FROM episodes WHERE id = ?1", [episode_id], |r| r.get(0))
+            .optional()?;
+        match status.as_deref() {
+            None => return Err(Error::NotFound(format!("episode {episode_id}"))),
+            Some("in_progress") | Some("paused") => {
+                return Err(Error::Conflict("only a submitted episode can be reviewed".into()))
+            }
+            _ => {}
+        }
+        let at = now();
+        tx.execute(
+            "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![episode_id, reviewer, decision.as_str(), comment, at],
+        )?;
+        let id = tx.last_insert_rowid();
+        let new_status = match decision {
+            Decision::Approve => EpisodeStatus::Approved,
+            Decision::Reject => EpisodeStatus::Rejected,
+        };
+        tx.execute("UPDATE episodes SET status = ?2, updated_at = ?3 WHERE id = ?1", params![episode_id, new_status.as_str(), at])?;
+        tx.commit()?;
+        Ok(Review {
+            id,
+            episode_id: episode_id.to_string(),
+            reviewer: reviewer.to_string(),
+            decision,
+            comment: comment.to_string(),
+            at,
+        })
+    }
+
+    pub fn reviews(&self, episode_id: &str) -> Result<Vec<Review>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare("SELECT id, episode_id, reviewer, decision, comment, at FROM reviews WHERE episode_id = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([episode_id], Review::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Stores whole episodes (with their steps) in one transaction: either
+    /// all of them land or none does. Existing ids are refused.
+    pub fn import(&self, episodes: &[(EpisodeRecord, Vec<StepRecord>)]) -> Result<()> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        for (record, steps) in episodes {
+            let exists: bool = tx.query_row("SELECT count(*) > 0 FROM episodes WHERE id = ?1", [&record.id], |r| r.get(0))?;
+            if exists {
+                return Err(Error::Conflict(format!("episode {} is already in the store", record.id)));
+            }
+            insert_episode(&tx, record)?;
+            for step in steps {
+                insert_step(&tx, &record.id, step)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+fn insert_episode(conn: &Connection, e: &EpisodeRecord) -> rusqlite::Result<usize> {
+    let (kind, actor_id) = e.actor.parts();
+    conn.execute(
+        "INSERT INTO episodes (id, world_id, world_version, world_hash, task_id, seed, actor_kind, actor_id, status, created_at, updated_at, submitted_at, active_ms, final_message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![e.id, e.world_id, e.world_version, e.world_hash, e.task_id, e.seed as i64, kind, actor_id, e.status.as_str(), e.created_at, e.updated_at, e.submitted_at, e.active_ms, e.final_message],
+    )
+}
+
+fn insert_step(conn: &Connection, episode_id: &str, s: &StepRecord) -> rusqlite::Result<usize> {
+    let action = serde_json::to_string(&s.action).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let observation = serde_json::to_string(&s.observation).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    conn.execute(
+        "INSERT INTO steps (episode_id, idx, action, observation, is_error, terminated, truncated, wall_at, active_ms, rationale, flag, retracted, retracted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![episode_id, s.idx, action, observation, !s.observation.ok, s.terminated, s.truncated, s.wall_at, s.active_ms, s.rationale, s.flag, s.retracted, s.retracted_at],
+    )
+}
+
+/// Wall-clock time for records *about* episodes (never inside a world).
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+pub fn new_uuid() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

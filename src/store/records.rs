@@ -1,0 +1,271 @@
+//! The rows of the store, as Rust values.
+
+use rusqlite::Row;
+use serde::{Deserialize, Serialize};
+
+use crate::action::Action;
+use crate::observation::Observation;
+
+pub(super) const EXPERT_COLUMNS: &str = "id, name, domain, credentials, credentials_attested, verified, created_at, updated_at";
+pub(super) const EPISODE_COLUMNS: &str = "id, world_id, world_version, world_hash, task_id, seed, actor_kind, actor_id, status, created_at, updated_at, submitted_at, active_ms, final_message";
+pub(super) const STEP_COLUMNS: &str = "idx, action, observation, terminated, truncated, wall_at, active_ms, rationale, flag, retracted, retracted_at";
+
+/// A domain expert who records trajectories.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Expert {
+    pub id: String,
+    pub name: String,
+    /// e.g. "Customer support", "Tax law".
+    pub domain: String,
+    /// Free text: the credentials the expert states.
+    pub credentials: String,
+    /// The expert attested that the credentials are true.
+    pub credentials_attested: bool,
+    /// An administrator checked the credentials.
+    pub verified: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Expert {
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Expert> {
+        Ok(Expert {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            domain: r.get(2)?,
+            credentials: r.get(3)?,
+            credentials_attested: r.get(4)?,
+            verified: r.get(5)?,
+            created_at: r.get(6)?,
+            updated_at: r.get(7)?,
+        })
+    }
+}
+
+/// What an expert enters about themselves.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ExpertInput {
+    pub name: String,
+    pub domain: String,
+    pub credentials: String,
+    pub credentials_attested: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum EpisodeStatus {
+    InProgress,
+    Paused,
+    Submitted,
+    Abandoned,
+    Approved,
+    Rejected,
+}
+
+impl EpisodeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EpisodeStatus::InProgress => "in_progress",
+            EpisodeStatus::Paused => "paused",
+            EpisodeStatus::Submitted => "submitted",
+            EpisodeStatus::Abandoned => "abandoned",
+            EpisodeStatus::Approved => "approved",
+            EpisodeStatus::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EpisodeStatus> {
+        Some(match s {
+            "in_progress" => EpisodeStatus::InProgress,
+            "paused" => EpisodeStatus::Paused,
+            "submitted" => EpisodeStatus::Submitted,
+            "abandoned" => EpisodeStatus::Abandoned,
+            "approved" => EpisodeStatus::Approved,
+            "rejected" => EpisodeStatus::Rejected,
+            _ => return None,
+        })
+    }
+
+    /// Still being recorded: can take steps (once unpaused).
+    pub fn is_open(self) -> bool {
+        matches!(self, EpisodeStatus::InProgress | EpisodeStatus::Paused)
+    }
+}
+
+/// Who performed an episode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum Actor {
+    Expert { id: String },
+    Agent { model: String },
+}
+
+impl Actor {
+    pub fn parts(&self) -> (&'static str, &str) {
+        match self {
+            Actor::Expert { id } => ("expert", id),
+            Actor::Agent { model } => ("agent", model),
+        }
+    }
+}
+
+/// One episode's header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct EpisodeRecord {
+    /// UUID v7: sortable by creation time.
+    pub id: String,
+    pub world_id: String,
+    pub world_version: String,
+    /// The world's content hash when the episode started.
+    pub world_hash: String,
+    pub task_id: String,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub seed: u64,
+    pub actor: Actor,
+    pub status: EpisodeStatus,
+    pub created_at: String,
+    pub updated_at: String,
+    pub submitted_at: Option<String>,
+    /// Time spent working, pauses excluded, in milliseconds.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub active_ms: i64,
+    /// The final message or answer to the customer.
+    pub final_message: Option<String>,
+}
+
+impl EpisodeRecord {
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<EpisodeRecord> {
+        let kind: String = r.get(6)?;
+        let actor_id: String = r.get(7)?;
+        let status: String = r.get(8)?;
+        Ok(EpisodeRecord {
+            id: r.get(0)?,
+            world_id: r.get(1)?,
+            world_version: r.get(2)?,
+            world_hash: r.get(3)?,
+            task_id: r.get(4)?,
+            seed: r.get::<_, i64>(5)? as u64,
+            actor: if kind == "agent" {
+                Actor::Agent { model: actor_id }
+            } else {
+                Actor::Expert { id: actor_id }
+            },
+            status: EpisodeStatus::parse(&status).unwrap_or(EpisodeStatus::Abandoned),
+            created_at: r.get(9)?,
+            updated_at: r.get(10)?,
+            submitted_at: r.get(11)?,
+            active_ms: r.get(12)?,
+            final_message: r.get(13)?,
+        })
+    }
+}
+
+/// One recorded step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StepRecord {
+    /// Position in the raw log, retracted steps included.
+    pub idx: u32,
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub action: Action,
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub observation: Observation,
+    pub terminated: bool,
+    pub truncated: bool,
+    /// Wall-clock time the step was recorded (not world time).
+    pub wall_at: String,
+    /// Active time into the episode when the step was recorded.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub active_ms: i64,
+    /// The expert's "why I did this".
+    pub rationale: Option<String>,
+    pub flag: Option<String>,
+    /// Undone; kept in the log, left out of training exports by default.
+    pub retracted: bool,
+    pub retracted_at: Option<String>,
+}
+
+impl StepRecord {
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<StepRecord> {
+        let action: String = r.get(1)?;
+        let observation: String = r.get(2)?;
+        let bad = |i: usize, e: serde_json::Error| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e));
+        Ok(StepRecord {
+            idx: r.get(0)?,
+            action: serde_json::from_str(&action).map_err(|e| bad(1, e))?,
+            observation: serde_json::from_str(&observation).map_err(|e| bad(2, e))?,
+            terminated: r.get(3)?,
+            truncated: r.get(4)?,
+            wall_at: r.get(5)?,
+            active_ms: r.get(6)?,
+            rationale: r.get(7)?,
+            flag: r.get(8)?,
+            retracted: r.get(9)?,
+            retracted_at: r.get(10)?,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Review {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub id: i64,
+    pub episode_id: String,
+    pub reviewer: String,
+    pub decision: Decision,
+    pub comment: String,
+    pub at: String,
+}
+
+impl Review {
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Review> {
+        let decision: String = r.get(3)?;
+        Ok(Review {
+            id: r.get(0)?,
+            episode_id: r.get(1)?,
+            reviewer: r.get(2)?,
+            decision: if decision == "approve" { Decision::Approve } else { Decision::Reject },
+            comment: r.get(4)?,
+            at: r.get(5)?,
+        })
+    }
+}
+
+/// Which episodes to list or export. Unset fields match everything.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeFilter {
+    pub world_id: Option<String>,
+    pub task_id: Option<String>,
+    pub status: Option<EpisodeStatus>,
+    /// "expert" or "agent".
+    pub actor_kind: Option<String>,
+    /// Expert id or model name.
+    pub actor_id: Option<String>,
+    /// RFC 3339, inclusive.
+    pub since: Option<String>,
+    /// RFC 3339, exclusive.
+    pub until: Option<String>,
+}
