@@ -37,12 +37,16 @@
 pub mod action;
 pub mod episode;
 pub mod error;
+pub mod export;
 pub mod observation;
 pub mod python;
 pub mod replay;
+pub mod rubric;
 pub mod recorder;
 pub mod script;
+pub mod serve;
 pub mod store;
+pub mod template;
 pub mod sql;
 pub mod world;
 

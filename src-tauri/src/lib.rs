@@ -1,7 +1,210 @@
+//! # Understudy desktop capture app
+//!
+//! Domain experts perform a world's tasks in a real window; every action is
+//! recorded as a gold trajectory. **This crate is the only one that knows
+//! Tauri, and it holds no domain logic**: worlds, episodes, undo, pause and
+//! durable recording all live in the engine (`understudy`). The window is
+//! React + TypeScript in `ui/`; the types it receives are generated from the
+//! Rust ones here (`ui/src/bindings`, see `export_bindings` below).
+//!
+//! Layout, one file per area of commands:
+//! - [`worlds`]: the world and task catalogue, a world's policy and views;
+//! - [`experts`]: expert profiles and who is using the app;
+//! - [`episodes`]: start, act, annotate, undo, pause, review, submit, discard;
+//! - [`review`]: the readable state diff shown before submitting;
+//! - [`service`]: the thin layer all commands call (store, worlds, open
+//!   recorders);
+//! - [`error`]: every error as `{code, message}` in plain language;
+//! - [`paths`]: `--data-dir` / `UNDERSTUDY_DATA_DIR`, and where worlds are.
+//!
+//! **Durability invariant:** a command that performs an action returns only
+//! after the engine's recorder committed it to the SQLite store, so the
+//! window never shows a result that a crash could lose.
+
+pub mod episodes;
+pub mod error;
+pub mod experts;
+pub mod paths;
+pub mod review;
+pub mod service;
+pub mod worlds;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::Serialize;
+use tauri::{Manager, State, WebviewUrl, WebviewWindowBuilder};
+use ts_rs::TS;
+
+use crate::error::{AppError, AppResult};
+use crate::paths::Options;
+use crate::service::Service;
+
+/// What every command reaches through `State`.
+pub struct AppState {
+    service: Result<Service, AppError>,
+    started: Instant,
+}
+
+impl AppState {
+    /// The service, or the reason it could not start (shown as a plain
+    /// error in the window instead of a crash).
+    pub fn service(&self) -> AppResult<&Service> {
+        self.service.as_ref().map_err(Clone::clone)
+    }
+}
+
+/// Where the app keeps things, for the start screen's footer.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AppInfo {
+    pub version: String,
+    pub data_dir: Option<String>,
+    pub store_path: Option<String>,
+    /// Why the app could not open its store, if it could not.
+    pub startup_error: Option<AppError>,
+}
+
+#[tauri::command]
+fn app_info(state: State<'_, AppState>) -> AppInfo {
+    let service = state.service.as_ref().ok();
+    AppInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        data_dir: service.map(|s| s.data_dir().display().to_string()),
+        store_path: service.map(|s| s.store_path().display().to_string()),
+        startup_error: state.service.as_ref().err().cloned(),
+    }
+}
+
+/// Called by the page once it is interactive. Returns the milliseconds
+/// since the process started, and appends `label ms` to the file named by
+/// `UNDERSTUDY_PERF_LOG`, if set (used by the start-up measurement).
+#[tauri::command]
+fn mark_interactive(state: State<'_, AppState>, label: String) -> f64 {
+    let ms = process_age_ms().unwrap_or_else(|| state.started.elapsed().as_secs_f64() * 1000.0);
+    if let Some(path) = std::env::var_os("UNDERSTUDY_PERF_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(f, "{label} {ms:.0}");
+        }
+    }
+    ms
+}
+
+/// Milliseconds since this process started, from `/proc` (Linux), so the
+/// time to load the program and its libraries counts too.
+fn process_age_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces; fields resume after its ')'.
+    let after = stat.rsplit_once(')')?.1;
+    let start_ticks: f64 = after.split_whitespace().nth(19)?.parse().ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // USER_HZ is 100 on every Linux platform Tauri supports.
+    Some((uptime - start_ticks / 100.0) * 1000.0)
+}
+
+/// Starts the app. Reads `--data-dir`, `--worlds-dir` and `--blank` (an
+/// empty page, the baseline for start-up and memory measurements).
 pub fn run() {
-    tauri::Builder::default()
+    let started = Instant::now();
+    let options = Options::from_args_and_env(std::env::args_os(), |k| std::env::var_os(k));
+    let mut window_state = tauri_plugin_window_state::Builder::default();
+    if let Some(dir) = &options.data_dir {
+        window_state = window_state.with_filename(dir.join("window-state.json").to_string_lossy());
+    }
+    let result = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
-        .plugin(tauri_plugin_window_state::Builder::default().build())
-        .run(tauri::generate_context!())
-        .expect("error while running Understudy");
+        .plugin(window_state.build())
+        .setup(move |app| {
+            let data_dir = match &options.data_dir {
+                Some(d) => Ok(d.clone()),
+                None => app.path().app_data_dir().map_err(|e| {
+                    AppError::new("io", "The app could not find your user data folder. Start it with --data-dir.")
+                        .with_detail(e.to_string())
+                }),
+            };
+            let worlds_dir = options.worlds_dir.clone().or_else(|| {
+                let exe = std::env::current_exe().ok();
+                let resources = app.path().resource_dir().ok();
+                let cwd = std::env::current_dir().ok();
+                paths::find_worlds_dir(exe.as_deref(), resources.as_deref(), cwd.as_deref())
+            });
+            let service = data_dir.and_then(|d| Service::open(&d, worlds_dir));
+            app.manage(AppState { service, started });
+            if !options.blank {
+                // Read the worlds while the window paints.
+                let handle = app.handle().clone();
+                std::thread::spawn(move || {
+                    if let Ok(s) = handle.state::<AppState>().service() {
+                        s.warm_up();
+                    }
+                });
+            }
+            let page = if options.blank { "blank.html" } else { "index.html" };
+            WebviewWindowBuilder::new(app, "main", WebviewUrl::App(PathBuf::from(page)))
+                .title("Understudy")
+                .inner_size(1440.0, 900.0)
+                .min_inner_size(1024.0, 640.0)
+                .center()
+                .build()?;
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            app_info,
+            mark_interactive,
+            worlds::list_worlds,
+            worlds::get_world,
+            experts::list_experts,
+            experts::current_expert,
+            experts::save_expert,
+            experts::select_expert,
+            episodes::list_open_episodes,
+            episodes::start_episode,
+            episodes::open_episode,
+            episodes::run_action,
+            episodes::annotate_step,
+            episodes::undo_action,
+            episodes::pause_episode,
+            episodes::resume_episode,
+            episodes::review_episode,
+            episodes::submit_episode,
+            episodes::discard_episode,
+            episodes::restart_episode,
+        ])
+        .run(tauri::generate_context!());
+    if let Err(e) = result {
+        eprintln!("Understudy could not start: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Writes the TypeScript bindings the window imports. CI regenerates them
+/// and fails if the committed ones differ:
+/// `cargo test -p understudy-app export_bindings`.
+#[cfg(test)]
+mod bindings {
+    use ts_rs::TS;
+
+    #[test]
+    fn export_bindings() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings");
+        let all = [
+            super::AppInfo::export_all_to(&dir),
+            crate::worlds::Catalog::export_all_to(&dir),
+            crate::worlds::WorldDetail::export_all_to(&dir),
+            crate::experts::ExpertView::export_all_to(&dir),
+            crate::experts::ExpertDraft::export_all_to(&dir),
+            crate::episodes::EpisodeView::export_all_to(&dir),
+            crate::episodes::EpisodeSummary::export_all_to(&dir),
+            crate::episodes::StepView::export_all_to(&dir),
+            crate::review::ReviewView::export_all_to(&dir),
+        ];
+        for result in all {
+            result.expect("writing the TypeScript bindings");
+        }
+    }
 }

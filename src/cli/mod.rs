@@ -2,6 +2,10 @@
 //! reported once, here, as `error: ...` with a non-zero exit.
 
 mod debug;
+mod export;
+mod rubric;
+mod score;
+mod serve;
 mod replay;
 mod run;
 mod world;
@@ -26,6 +30,17 @@ enum Command {
     Run(run::RunArgs),
     /// Replay JSONL action lists on fresh episodes (in parallel); write observations and state diffs.
     Replay(replay::ReplayArgs),
+    /// Export episodes as datasets (native JSONL, Hugging Face/TRL, OpenAI, dataset folder).
+    Export(export::ExportArgs),
+    /// Import episodes JSONL into the store (validated; all or nothing).
+    Import(export::ImportArgs),
+    /// Rubric tools: lint (gold, do-nothing and mutation checks).
+    #[command(subcommand)]
+    Rubric(rubric::RubricCommand),
+    /// Score trajectories against their tasks' rubrics.
+    Score(score::ScoreArgs),
+    /// Serve worlds to agents: JSON lines on stdio, or HTTP on loopback.
+    Serve(serve::ServeArgs),
     /// Commands for the test suite.
     #[command(subcommand, hide = true)]
     Debug(debug::DebugCommand),
@@ -42,6 +57,11 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Debug(cmd) => debug::run(cmd),
+        Command::Export(args) => export::run(args),
+        Command::Import(args) => export::run_import(args),
+        Command::Rubric(cmd) => rubric::run(cmd),
+        Command::Score(args) => score::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => code,

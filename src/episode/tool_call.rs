@@ -128,7 +128,7 @@ fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: Sandb
             context.insert("result".into(), result.clone());
             if let Value::Object(fields) = &result {
                 for (k, v) in fields {
-                    context.entry(k.clone()).or_insert_with(|| v.clone());
+                    context.insert(k.clone(), v.clone());
                 }
             }
             let text = render(&world.templates, template, &Value::Object(context));

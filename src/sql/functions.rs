@@ -21,6 +21,8 @@ use crate::world::manifest::IdsToml;
 pub struct SimState {
     /// Simulated time, seconds since the Unix epoch.
     pub clock: i64,
+    /// The simulated time at reset.
+    pub start: i64,
     /// `new_id` counters, per prefix.
     pub counters: HashMap<String, u64>,
     /// SplitMix64 state, seeded at reset.
@@ -32,6 +34,7 @@ impl SimState {
     pub fn new(clock: i64, seed: u64, ids: IdsToml) -> SimState {
         SimState {
             clock,
+            start: clock,
             counters: HashMap::new(),
             rng: seed,
             ids,
@@ -96,6 +99,15 @@ pub fn register(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> 
 
     let s = Arc::clone(state);
     conn.create_scalar_function("now", 0, stateful, move |_| Ok(lock(&s).now_rfc3339()))?;
+
+    let s = Arc::clone(state);
+    conn.create_scalar_function("episode_start", 0, stateful, move |_| {
+        let start = lock(&s).start;
+        Ok(DateTime::<Utc>::from_timestamp(start, 0)
+            .unwrap_or_default()
+            .format("%Y-%m-%dT%H:%M:%SZ")
+            .to_string())
+    })?;
 
     let s = Arc::clone(state);
     conn.create_scalar_function("new_id", 1, stateful, move |ctx| {

@@ -89,6 +89,7 @@ pub fn load(root: &Path) -> Result<World> {
     let scripts = script::engine();
     let mut templates = minijinja::Environment::new();
     templates.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
+    crate::template::register_filters(&mut templates);
 
     let tools = load_tools(root, &conn, &sandbox, &scripts, &mut templates, &mut diags);
     let views = load_views(root, &conn, &sandbox, &tools, &mut diags);
@@ -390,6 +391,11 @@ fn compile_tool(
     };
     if parameters.get("type").and_then(|t| t.as_str()) != Some("object") {
         diags.push(rel, None, subject(", parameters"), "parameters must be a JSON Schema with type = \"object\"");
+    }
+    for keyword in ["anyOf", "oneOf", "allOf", "not", "enum"] {
+        if parameters.get(keyword).is_some() {
+            diags.push(rel, None, subject(", parameters"), format!("top-level `{keyword}` is not allowed (function-calling APIs reject it); use a guard to require one of several arguments"));
+        }
     }
     let declared: BTreeSet<String> = parameters
         .get("properties")

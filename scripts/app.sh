@@ -1,0 +1,102 @@
+# The desktop capture app (src-tauri/ + ui/): install, build, test, run.
+# Sourced (after scripts/lib.sh) by scripts/test, which calls app_tests, and
+# by scripts/run, which calls app_run. Everything it needs it installs.
+
+APP_CRATE=understudy-app
+# The window's assets are embedded in the binary (no dev server).
+APP_FEATURES=(--features tauri/custom-protocol)
+APP_VENV=target/e2e-venv
+
+# System and language dependencies. `app_install_deps --tests` adds what
+# the end-to-end tests need (Xvfb, WebKitWebDriver, tauri-driver, selenium).
+app_install_deps() {
+  apt_install libwebkit2gtk-4.1-dev build-essential pkg-config curl ca-certificates fonts-dejavu-core
+  if [ "${1:-}" = "--tests" ]; then
+    apt_install xvfb xauth webkit2gtk-driver imagemagick python3-venv
+  fi
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm
+  fi
+  step "app: npm ci (ui/)"
+  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+  if [ "${1:-}" = "--tests" ]; then
+    if ! command -v tauri-driver >/dev/null 2>&1; then
+      step "app: installing tauri-driver"
+      cargo install tauri-driver --locked --quiet
+    fi
+    if [ ! -x "$APP_VENV/bin/pytest" ]; then
+      step "app: Python venv for the end-to-end tests"
+      python3 -m venv "$APP_VENV"
+      "$APP_VENV/bin/pip" install --quiet --disable-pip-version-check -r tests-e2e/requirements.txt
+    fi
+  fi
+}
+
+# Builds ui/dist, then the app. `app_build --release` for an optimised one.
+app_build() {
+  step "app: building the window (ui/dist)"
+  (cd ui && npx vite build --logLevel warn)
+  step "app: building $APP_CRATE ${1:-}"
+  cargo build -p "$APP_CRATE" --locked "${APP_FEATURES[@]}" ${1:-}
+}
+
+# Runs the end-to-end suite against the real window: Xvfb, tauri-driver
+# (WebKitWebDriver) and selenium. A trap stops all three, whatever happens.
+app_e2e() (
+  local dir xvfb_pid="" driver_pid="" display_file
+  dir=$(mktemp -d)
+  display_file="$dir/display"
+  cleanup() {
+    [ -n "$driver_pid" ] && kill "$driver_pid" 2>/dev/null
+    [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null
+    # The app and WebKit's helpers die with the X server; wait briefly.
+    sleep 0.5
+    rm -rf "$dir"
+  }
+  trap cleanup EXIT
+  Xvfb -displayfd 3 -screen 0 1440x900x24 -nolisten tcp 3>"$display_file" 2>"$dir/xvfb.log" &
+  xvfb_pid=$!
+  for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
+  export DISPLAY=":$(cat "$display_file")"
+  tauri-driver --port 4444 >"$dir/tauri-driver.log" 2>&1 &
+  driver_pid=$!
+  for _ in $(seq 100); do curl -sf http://127.0.0.1:4444/status >/dev/null 2>&1 && break; sleep 0.1; done
+  mkdir -p artifacts/e2e
+  APP_BINARY="$PWD/target/debug/understudy-app" WORLDS_DIR="$PWD/fixtures/worlds" \
+    "$APP_VENV/bin/pytest" -q tests-e2e "$@" || {
+      echo "--- tauri-driver log (tail) ---"; tail -n 40 "$dir/tauri-driver.log"
+      return 1
+    }
+)
+
+app_tests() {
+  app_install_deps --tests
+  step "app: TypeScript (tsc --noEmit)"
+  (cd ui && npx tsc --noEmit)
+  step "app: component tests (Vitest)"
+  (cd ui && npx vitest run)
+  step "app: building the window (ui/dist)"
+  (cd ui && npx vite build --logLevel warn)
+  step "app: Rust tests, and the TypeScript bindings are current"
+  cargo test -p "$APP_CRATE" --locked "${APP_FEATURES[@]}"
+  if ! git diff --exit-code -- ui/src/bindings || [ -n "$(git status --porcelain -- ui/src/bindings)" ]; then
+    echo "ui/src/bindings is out of date with the Rust types: run 'cargo test -p $APP_CRATE export_bindings' and commit the result" >&2
+    return 1
+  fi
+  step "app: clippy (warnings are errors)"
+  cargo clippy -p "$APP_CRATE" --all-targets --locked "${APP_FEATURES[@]}" -- -D warnings
+  step "app: building $APP_CRATE"
+  cargo build -p "$APP_CRATE" --locked "${APP_FEATURES[@]}"
+  step "app: end-to-end tests in the real window"
+  app_e2e
+}
+
+# Installs what is missing, builds a release and opens the app on the
+# user's display, with the bundled worlds and the store in the user data
+# folder (or UNDERSTUDY_DATA_DIR / --data-dir).
+app_run() {
+  app_install_deps
+  app_build --release
+  step "app: starting Understudy"
+  ./target/release/understudy-app "$@"
+}

@@ -1,0 +1,370 @@
+//! The thin service layer every command calls: it owns the store, the
+//! loaded worlds and the open recorders, and turns engine values into the
+//! shapes the window receives. It holds no domain rules: stepping, undo,
+//! pause and submit are the engine's [`Recorder`]; this only routes.
+//!
+//! **Durability:** every expert action goes through [`Recorder::step`],
+//! which commits the step to the store before returning, so nothing reaches
+//! the window that is not already on disk.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use indexmap::IndexMap;
+use understudy::recorder::Recorder;
+use understudy::store::{Actor, EpisodeFilter, EpisodeRecord, EpisodeStatus, ExpertInput, Store};
+use understudy::{Action, World};
+
+use crate::episodes::{EpisodeSummary, EpisodeView, StepView};
+use crate::error::{AppError, AppResult};
+use crate::experts::{ExpertDraft, ExpertView, Settings};
+use crate::paths::{self, STORE_FILE};
+use crate::review::{self, ReviewView};
+use crate::worlds::{Catalog, TaskProgress, WorldDetail, WorldProblem, WorldSummary};
+
+/// One open episode, locked while a call works on it.
+type Session = Arc<Mutex<Recorder>>;
+
+/// The worlds found at start-up, loaded once.
+struct Loaded {
+    dir: Option<PathBuf>,
+    worlds: IndexMap<String, Arc<World>>,
+    problems: Vec<WorldProblem>,
+}
+
+pub struct Service {
+    store: Arc<Store>,
+    data_dir: PathBuf,
+    worlds_dir: Option<PathBuf>,
+    loaded: OnceLock<Loaded>,
+    sessions: Mutex<HashMap<String, Session>>,
+    settings: Mutex<Settings>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Service {
+    /// Opens (creating if needed) the store in `data_dir`. Worlds load on
+    /// first use, so the window can paint before they are read.
+    pub fn open(data_dir: &Path, worlds_dir: Option<PathBuf>) -> AppResult<Service> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            AppError::new(
+                "io",
+                format!("The data folder {} could not be created. Check that you may write there.", data_dir.display()),
+            )
+            .with_detail(e.to_string())
+        })?;
+        let store = Store::open(data_dir.join(STORE_FILE))?;
+        Ok(Service {
+            store: Arc::new(store),
+            data_dir: data_dir.to_path_buf(),
+            worlds_dir,
+            loaded: OnceLock::new(),
+            sessions: Mutex::new(HashMap::new()),
+            settings: Mutex::new(Settings::load(data_dir)),
+        })
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn store_path(&self) -> &Path {
+        self.store.path()
+    }
+
+    // ---- worlds ----
+
+    fn loaded(&self) -> &Loaded {
+        self.loaded.get_or_init(|| load_worlds(self.worlds_dir.as_deref()))
+    }
+
+    /// Loads the worlds now (called from a background thread at start-up).
+    pub fn warm_up(&self) {
+        self.loaded();
+    }
+
+    pub fn world(&self, id: &str) -> AppResult<Arc<World>> {
+        self.loaded()
+            .worlds
+            .get(id)
+            .cloned()
+            .ok_or_else(|| AppError::not_found(format!("The world \"{id}\"")))
+    }
+
+    /// Every world with its tasks and the current expert's progress on each.
+    pub fn catalog(&self) -> AppResult<Catalog> {
+        let loaded = self.loaded();
+        let expert = self.current_expert_id();
+        let mut progress: HashMap<(String, String), TaskProgress> = HashMap::new();
+        if let Some(expert) = &expert {
+            for e in self.store.episodes(&expert_filter(expert))? {
+                let p = progress.entry((e.world_id.clone(), e.task_id.clone())).or_default();
+                match e.status {
+                    EpisodeStatus::Submitted | EpisodeStatus::Approved | EpisodeStatus::Rejected => p.submitted += 1,
+                    EpisodeStatus::InProgress | EpisodeStatus::Paused => p.open_episode = Some(e.id.clone()),
+                    EpisodeStatus::Abandoned => {}
+                }
+            }
+        }
+        let worlds = loaded
+            .worlds
+            .values()
+            .map(|w| WorldSummary::new(w, |task| progress.remove(&(w.meta.id.clone(), task.to_string())).unwrap_or_default()))
+            .collect();
+        Ok(Catalog {
+            worlds_dir: loaded.dir.as_ref().map(|d| d.display().to_string()),
+            worlds,
+            problems: loaded.problems.clone(),
+        })
+    }
+
+    pub fn world_detail(&self, id: &str) -> AppResult<WorldDetail> {
+        Ok(WorldDetail::new(&self.world(id)?))
+    }
+
+    // ---- experts ----
+
+    pub fn experts(&self) -> AppResult<Vec<ExpertView>> {
+        let current = self.current_expert_id();
+        Ok(self
+            .store
+            .experts()?
+            .into_iter()
+            .map(|e| ExpertView::new(e, current.as_deref()))
+            .collect())
+    }
+
+    /// Creates or updates an expert and makes them the current one.
+    pub fn save_expert(&self, id: Option<&str>, draft: ExpertDraft) -> AppResult<ExpertView> {
+        if draft.name.trim().is_empty() {
+            return Err(AppError::new("invalid_profile", "Please enter your name."));
+        }
+        let input = ExpertInput {
+            name: draft.name,
+            domain: draft.domain,
+            credentials: draft.credentials,
+            credentials_attested: draft.credentials_attested,
+        };
+        let expert = self.store.save_expert(id, &input)?;
+        self.set_current_expert(&expert.id)?;
+        Ok(ExpertView::new(expert, None).current())
+    }
+
+    pub fn select_expert(&self, id: &str) -> AppResult<ExpertView> {
+        let expert = self.store.expert(id)?;
+        self.set_current_expert(&expert.id)?;
+        Ok(ExpertView::new(expert, None).current())
+    }
+
+    pub fn current_expert(&self) -> AppResult<Option<ExpertView>> {
+        let Some(id) = self.current_expert_id() else { return Ok(None) };
+        match self.store.expert(&id) {
+            Ok(e) => Ok(Some(ExpertView::new(e, None).current())),
+            Err(understudy::Error::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn current_expert_id(&self) -> Option<String> {
+        lock(&self.settings).current_expert.clone()
+    }
+
+    fn set_current_expert(&self, id: &str) -> AppResult<()> {
+        let mut settings = lock(&self.settings);
+        settings.current_expert = Some(id.to_string());
+        settings.save(&self.data_dir)
+    }
+
+    fn require_expert(&self) -> AppResult<String> {
+        self.current_expert()?.map(|e| e.id).ok_or_else(|| {
+            AppError::new("no_expert", "Please fill in your expert profile first, so your work is credited to you.")
+        })
+    }
+
+    // ---- episodes ----
+
+    /// The current expert's episodes that can be resumed, newest first.
+    pub fn open_episodes(&self) -> AppResult<Vec<EpisodeSummary>> {
+        let Some(expert) = self.current_expert_id() else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for e in self.store.episodes(&expert_filter(&expert))?.into_iter().rev() {
+            if e.status.is_open() {
+                let steps = self.store.steps(&e.id)?;
+                let world = self.loaded().worlds.get(&e.world_id).cloned();
+                out.push(EpisodeSummary::new(&e, world.as_deref(), &steps));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn start(&self, world_id: &str, task_id: &str) -> AppResult<EpisodeView> {
+        let expert = self.require_expert()?;
+        let world = self.world(world_id)?;
+        let recorder = Recorder::start(Arc::clone(&self.store), world, task_id, Actor::Expert { id: expert }, 0)?;
+        let view = EpisodeView::new(&recorder);
+        lock(&self.sessions).insert(view.id.clone(), Arc::new(Mutex::new(recorder)));
+        Ok(view)
+    }
+
+    /// The episode as it is now; reopens it from the store (rebuilding the
+    /// world by replay) when this run of the app has not opened it yet.
+    pub fn episode(&self, id: &str) -> AppResult<EpisodeView> {
+        self.with(id, |r| Ok(EpisodeView::new(r)))
+    }
+
+    fn session(&self, id: &str) -> AppResult<Session> {
+        if let Some(s) = lock(&self.sessions).get(id) {
+            return Ok(Arc::clone(s));
+        }
+        let record = self.store.episode(id)?;
+        let world = self.world(&record.world_id)?;
+        let recorder = Recorder::reopen(Arc::clone(&self.store), world, id, false)?;
+        let session = Arc::new(Mutex::new(recorder));
+        // Another call may have reopened it meanwhile: keep the first.
+        Ok(Arc::clone(lock(&self.sessions).entry(id.to_string()).or_insert(session)))
+    }
+
+    fn with<T>(&self, id: &str, f: impl FnOnce(&mut Recorder) -> AppResult<T>) -> AppResult<T> {
+        let session = self.session(id)?;
+        let mut recorder = lock(&session);
+        f(&mut recorder)
+    }
+
+    /// Performs one action and returns it once it is durably recorded.
+    pub fn step(&self, id: &str, action: Action, rationale: Option<String>) -> AppResult<StepView> {
+        self.with(id, |r| {
+            let recorded = r.step(action, rationale)?;
+            Ok(StepView::new(&recorded.record, r.is_done()))
+        })
+    }
+
+    pub fn annotate(&self, id: &str, idx: u32, rationale: Option<String>, flag: Option<String>) -> AppResult<()> {
+        self.with(id, |r| Ok(r.annotate(idx, rationale, flag)?))
+    }
+
+    pub fn undo(&self, id: &str) -> AppResult<EpisodeView> {
+        self.with(id, |r| {
+            r.undo()?;
+            Ok(EpisodeView::new(r))
+        })
+    }
+
+    pub fn pause(&self, id: &str) -> AppResult<EpisodeView> {
+        self.with(id, |r| {
+            r.pause()?;
+            Ok(EpisodeView::new(r))
+        })
+    }
+
+    pub fn resume(&self, id: &str) -> AppResult<EpisodeView> {
+        self.with(id, |r| {
+            r.resume()?;
+            Ok(EpisodeView::new(r))
+        })
+    }
+
+    /// What the episode changed in the world and what was last said, for the
+    /// expert to check before submitting.
+    pub fn review(&self, id: &str) -> AppResult<ReviewView> {
+        self.with(id, |r| review::build(r))
+    }
+
+    pub fn submit(&self, id: &str, final_message: Option<String>) -> AppResult<EpisodeView> {
+        let view = self.with(id, |r| {
+            r.submit(final_message.filter(|m| !m.trim().is_empty()))?;
+            Ok(EpisodeView::new(r))
+        })?;
+        lock(&self.sessions).remove(id);
+        Ok(view)
+    }
+
+    pub fn abandon(&self, id: &str) -> AppResult<()> {
+        self.with(id, |r| Ok(r.abandon()?))?;
+        lock(&self.sessions).remove(id);
+        Ok(())
+    }
+
+    /// Discards the episode (kept in the store, marked abandoned) and starts
+    /// the same task afresh.
+    pub fn restart(&self, id: &str) -> AppResult<EpisodeView> {
+        let record: EpisodeRecord = self.with(id, |r| {
+            r.abandon()?;
+            Ok(r.record().clone())
+        })?;
+        lock(&self.sessions).remove(id);
+        self.start(&record.world_id, &record.task_id)
+    }
+}
+
+fn expert_filter(expert_id: &str) -> EpisodeFilter {
+    EpisodeFilter {
+        actor_kind: Some("expert".into()),
+        actor_id: Some(expert_id.to_string()),
+        ..EpisodeFilter::default()
+    }
+}
+
+/// Loads every world folder in parallel; a world that fails to load is
+/// listed with a plain explanation instead of stopping the others.
+fn load_worlds(dir: Option<&Path>) -> Loaded {
+    let Some(dir) = dir else {
+        return Loaded {
+            dir: None,
+            worlds: IndexMap::new(),
+            problems: vec![WorldProblem {
+                folder: String::new(),
+                message: "No worlds folder was found. Start the app with --worlds-dir pointing at a folder of worlds.".into(),
+            }],
+        };
+    };
+    let folders = match paths::world_dirs(dir) {
+        Ok(f) => f,
+        Err(e) => {
+            return Loaded {
+                dir: Some(dir.to_path_buf()),
+                worlds: IndexMap::new(),
+                problems: vec![WorldProblem {
+                    folder: dir.display().to_string(),
+                    message: format!("The worlds folder could not be read ({e})."),
+                }],
+            }
+        }
+    };
+    let results: Vec<(PathBuf, understudy::Result<World>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = folders
+            .iter()
+            .map(|f| (f.clone(), s.spawn(move || World::load(f))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|(f, h)| {
+                let result = h
+                    .join()
+                    .unwrap_or_else(|_| Err(understudy::Error::Other("loading crashed".into())));
+                (f, result)
+            })
+            .collect()
+    });
+    let mut worlds = IndexMap::new();
+    let mut problems = Vec::new();
+    for (folder, result) in results {
+        match result {
+            Ok(w) => {
+                worlds.insert(w.meta.id.clone(), Arc::new(w));
+            }
+            Err(e) => problems.push(WorldProblem {
+                folder: folder.display().to_string(),
+                message: AppError::from(e).message,
+            }),
+        }
+    }
+    Loaded {
+        dir: Some(dir.to_path_buf()),
+        worlds,
+        problems,
+    }
+}

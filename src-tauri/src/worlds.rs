@@ -1,0 +1,192 @@
+//! Worlds and their tasks, as the start screen and the workspace show them.
+
+use serde::Serialize;
+use tauri::State;
+use ts_rs::TS;
+use understudy::world::{TaskSpec, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
+
+use crate::error::AppResult;
+use crate::AppState;
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct Catalog {
+    /// Where the worlds were found, if anywhere.
+    pub worlds_dir: Option<String>,
+    pub worlds: Vec<WorldSummary>,
+    /// World folders that did not load, each with a plain explanation.
+    pub problems: Vec<WorldProblem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct WorldProblem {
+    pub folder: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WorldSummary {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    pub tasks: Vec<TaskSummary>,
+}
+
+impl WorldSummary {
+    pub fn new(w: &World, mut progress: impl FnMut(&str) -> TaskProgress) -> WorldSummary {
+        WorldSummary {
+            id: w.meta.id.clone(),
+            name: w.meta.name.clone(),
+            version: w.meta.version.clone(),
+            description: w.meta.description.clone(),
+            tasks: w
+                .tasks
+                .values()
+                .map(|t| TaskSummary {
+                    brief: TaskBrief::new(t),
+                    progress: progress(&t.id),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What the performer is told about a task (never its solution).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct TaskBrief {
+    pub id: String,
+    pub title: String,
+    pub difficulty: Option<String>,
+    /// The performer's brief.
+    pub instruction: String,
+    /// The customer's first message.
+    pub opening_message: String,
+    /// What the customer knows and would say when asked.
+    pub facts: Vec<String>,
+    pub max_steps: u32,
+}
+
+impl TaskBrief {
+    pub fn new(t: &TaskSpec) -> TaskBrief {
+        TaskBrief {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            difficulty: t.difficulty.clone(),
+            instruction: t.instruction.clone(),
+            opening_message: t.opening_message.clone(),
+            facts: t.facts.clone(),
+            max_steps: t.max_steps,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TaskSummary {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub brief: TaskBrief,
+    pub progress: TaskProgress,
+}
+
+/// The current expert's progress on one task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
+pub struct TaskProgress {
+    /// Episodes submitted (including reviewed ones).
+    pub submitted: u32,
+    /// An episode in progress or paused, to resume.
+    pub open_episode: Option<String>,
+}
+
+/// A world's policy, tools and views: what the workspace is built from.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WorldDetail {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    /// The policy (SOP), Markdown.
+    pub policy: String,
+    pub views: Vec<ViewInfo>,
+}
+
+impl WorldDetail {
+    pub fn new(w: &World) -> WorldDetail {
+        WorldDetail {
+            id: w.meta.id.clone(),
+            name: w.meta.name.clone(),
+            version: w.meta.version.clone(),
+            description: w.meta.description.clone(),
+            policy: w.policy.clone(),
+            views: w
+                .views
+                .values()
+                .map(|v| ViewInfo {
+                    name: v.name.clone(),
+                    tool: v.tool_name(),
+                    title: v.title.clone(),
+                    description: v.description.clone(),
+                    columns: v.columns.clone(),
+                    key: v.key.clone(),
+                    has_record: v.record.is_some() && v.key.is_some(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A view: a record table, also a read tool (`tool`).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct ViewInfo {
+    pub name: String,
+    /// The read tool that lists it, e.g. `view_tickets`.
+    pub tool: String,
+    pub title: String,
+    pub description: String,
+    pub columns: Vec<String>,
+    /// The column that identifies a record.
+    pub key: Option<String>,
+    /// A row can be opened to see the full record.
+    pub has_record: bool,
+}
+
+/// A tool the performer may use, with its parameters' JSON Schema.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct ToolInfo {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    /// `read` tools only look; `write` tools change the world.
+    #[ts(type = "\"read\" | \"write\"")]
+    pub kind: ToolKind,
+    /// A successful call ends the task.
+    pub ends_episode: bool,
+    /// The view this tool lists, for view tools.
+    pub view: Option<String>,
+    #[ts(type = "Record<string, unknown>")]
+    pub parameters: serde_json::Value,
+}
+
+impl ToolInfo {
+    pub fn new(s: ToolSpec) -> ToolInfo {
+        ToolInfo {
+            view: s.name.strip_prefix(VIEW_TOOL_PREFIX).map(str::to_string),
+            name: s.name,
+            title: s.title,
+            description: s.description,
+            kind: s.kind,
+            ends_episode: s.ends_episode,
+            parameters: s.parameters,
+        }
+    }
+}
+
+/// Every world with its tasks and the current expert's progress.
+#[tauri::command(async)]
+pub fn list_worlds(state: State<'_, AppState>) -> AppResult<Catalog> {
+    state.service()?.catalog()
+}
+
+#[tauri::command(async)]
+pub fn get_world(state: State<'_, AppState>, world_id: String) -> AppResult<WorldDetail> {
+    state.service()?.world_detail(&world_id)
+}

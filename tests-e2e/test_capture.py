@@ -1,0 +1,222 @@
+"""An expert performs support-desk tasks through the real window; the store
+must then hold exactly the trajectory they produced."""
+
+import json
+import sqlite3
+import statistics
+from pathlib import Path
+
+from conftest import ARTIFACTS
+
+TASK = "duplicate-charge"
+REFUND_REASON = "Duplicate charge: March invoice was charged twice on March 1 (payment retry)"
+RATIONALE = "The invoice shows two payments of $79.00 for one $79.00 invoice, so one is a duplicate."
+MESSAGE = (
+    "Hi Dana, you're right: your March invoice (INV-24073) was charged twice. "
+    "I've refunded the extra $79.00 to your Visa; it shows within 5-10 business days."
+)
+
+
+def store(data_dir: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(data_dir / "understudy.sqlite")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def trajectory(conn: sqlite3.Connection, episode_id: str):
+    rows = conn.execute(
+        "SELECT idx, action, observation, is_error, retracted, rationale, flag FROM steps WHERE episode_id = ? ORDER BY idx",
+        (episode_id,),
+    ).fetchall()
+    return [
+        {
+            "action": json.loads(r["action"]),
+            "ok": not r["is_error"],
+            "error": (json.loads(r["observation"]).get("error") or {}).get("code"),
+            "retracted": bool(r["retracted"]),
+            "rationale": r["rationale"],
+            "flag": r["flag"],
+        }
+        for r in rows
+    ]
+
+
+def test_expert_performs_a_support_task_and_the_exact_trajectory_is_stored(launch, data_dir):
+    app = launch()
+    app.css("[data-screen=home]")
+    app.shot("01-home-first-run")
+    app.create_profile()
+    app.wait_text(f"[data-task='{TASK}']", "Not started")
+    app.shot("02-home")
+
+    app.start_task(TASK)
+    app.css("[data-testid=policy]")
+    app.shot("03-workspace-policy")
+
+    # Look the customer up by the email the customer gave.
+    app.open_tool("look up", "lookup_customer")
+    app.fill("lookup_customer", email="dana.whitfield@harborlight.io")
+    app.run(1)
+    app.wait_text("[data-testid=step-result]", "Harborlight Physio (C-1007)")
+
+    app.open_tool("open ticket", "get_ticket")
+    app.fill("get_ticket", ticket_id="T-1042")
+    app.run(2)
+
+    # Browse the invoices view: open it, search it, open one record.
+    app.clickable("[data-view=invoices]").click()
+    app.wait_count("[data-testid=timeline-entry]", 3)
+    app.css("[data-testid=table-invoices] .vtable-row")
+    app.type_into("[data-testid=records-search]", "Harborlight\n")
+    app.wait_count("[data-testid=timeline-entry]", 4)
+    app.clickable("[data-testid=table-invoices] [data-key='INV-24073']").click()
+    app.wait_count("[data-testid=timeline-entry]", 5)
+    app.wait_text("[data-testid=record-panel]", "158.00")
+    app.shot("04-workspace-records")
+
+    # A refund larger than what was paid: the guard refuses it, in plain words.
+    app.open_tool("refund", "issue_refund")
+    app.fill("issue_refund", invoice_id="INV-24073", amount="200", reason=REFUND_REASON, ticket_id="T-1042")
+    app.run(6)
+    error = app.text_of("[data-testid=step-error]")
+    assert "The system refused this action" in error
+    assert "You can't refund more than was paid" in error
+    assert "at most $158.00 can still be refunded" in error
+    app.shot("05-guard-refused")
+
+    app.fill("issue_refund", amount="79")
+    app.run(7)
+    app.wait_text("[data-testid=step-result]", "of $79.00 issued on INV-24073")
+
+    # Why I did this, on the refund step.
+    app.show_timeline()
+    why = app.all("[data-testid=rationale]")[-1]
+    why.send_keys(RATIONALE)
+    app.clickable("[data-testid=composer]").click()  # leaving the field saves it
+    app.wait_text("[data-testid=timeline-entry]:last-child", "Saved")
+
+    app.send_message(MESSAGE, 8)
+    app.wait_text("[data-testid=thread]", "That's great, thank you for sorting it out so quickly!")
+
+    app.open_tool("close", "close_ticket")
+    app.fill("close_ticket", ticket_id="T-1042", resolution="Refunded duplicate March charge of $79.00 on INV-24073.")
+    app.run(9)
+    app.shot("06-workspace-done")
+
+    # Submit: the review shows the state diff and the final message.
+    app.clickable("[data-testid=submit]").click()
+    app.css("[data-testid=review]")
+    diff = app.text_of("[data-testid=diff]")
+    assert "INV-24073" in diff and "RF-25001" in diff and "T-1042" in diff
+    assert app.text_of("[data-testid=final-message]") == MESSAGE
+    app.shot("07-review")
+    app.clickable("[data-testid=confirm-submit]").click()
+    app.css("[data-testid=submitted]")
+    app.shot("08-submitted")
+
+    runs = app.js("return (window.__understudyPerf || {runs: []}).runs")
+    (ARTIFACTS / "run-latency-ms.json").write_text(json.dumps(runs))
+    print(f"click Run -> result shown: median {statistics.median(runs):.1f} ms over {len(runs)} actions")
+
+    app.clickable("[data-testid=back-to-tasks]").click()
+    app.wait_text(f"[data-task='{TASK}']", "Done")
+
+    # The store holds exactly what was done, in order.
+    conn = store(data_dir)
+    (episode,) = conn.execute("SELECT * FROM episodes").fetchall()
+    assert episode["status"] == "submitted"
+    assert episode["task_id"] == TASK and episode["world_id"] == "support-desk"
+    assert episode["actor_kind"] == "expert"
+    (expert,) = conn.execute("SELECT * FROM experts").fetchall()
+    assert episode["actor_id"] == expert["id"]
+    assert expert["name"] == "Renee Okafor" and expert["credentials_attested"] == 1
+    assert episode["final_message"] == MESSAGE
+    assert episode["active_ms"] > 0
+    refund = {"invoice_id": "INV-24073", "reason": REFUND_REASON, "ticket_id": "T-1042"}
+    expected = [
+        ({"tool": "lookup_customer", "args": {"email": "dana.whitfield@harborlight.io"}}, True, None),
+        ({"tool": "get_ticket", "args": {"ticket_id": "T-1042"}}, True, None),
+        ({"tool": "view_invoices", "args": {"limit": 200}}, True, None),
+        ({"tool": "view_invoices", "args": {"limit": 200, "search": "Harborlight"}}, True, None),
+        ({"tool": "view_invoices", "args": {"key": "INV-24073"}}, True, None),
+        ({"tool": "issue_refund", "args": {**refund, "amount": 200}}, False, "guard_failed"),
+        ({"tool": "issue_refund", "args": {**refund, "amount": 79}}, True, None),
+        ({"message": MESSAGE}, True, None),
+        (
+            {
+                "tool": "close_ticket",
+                "args": {"ticket_id": "T-1042", "resolution": "Refunded duplicate March charge of $79.00 on INV-24073."},
+            },
+            True,
+            None,
+        ),
+    ]
+    got = trajectory(conn, episode["id"])
+    assert [(s["action"], s["ok"], s["error"]) for s in got] == expected
+    assert [s["rationale"] for s in got] == [None] * 6 + [RATIONALE, None, None]
+    assert not any(s["retracted"] or s["flag"] for s in got)
+
+
+def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(launch, data_dir):
+    app = launch()
+    app.create_profile(name="Hugo Brandt", domain="Billing operations", credentials="CPA")
+    app.start_task("partial-refund-remaining")
+    app.open_tool("open ticket", "get_ticket")
+    app.fill("get_ticket", ticket_id="T-1046")
+    app.run(1)
+    app.open_tool("look up", "lookup_customer")
+    app.fill("lookup_customer", customer_id="C-1099")
+    app.run(2)
+    assert "No customer found with id C-1099" in app.text_of("[data-testid=step-error]")
+    # A wrong look-up, undone: kept in the log, marked retracted.
+    app.clickable("[data-testid=undo]").click()
+    app.wait_text("[data-testid=timeline]", "Undone")
+    app.fill("lookup_customer", customer_id="C-1035")
+    app.run(3)
+    app.shot("09-before-kill")
+
+    app.kill()
+
+    app = launch()
+    app.css("[data-testid=resume-list]")
+    app.shot("10-home-resume")
+    app.clickable("[data-testid=resume-list] button.btn-primary").click()
+    app.css("[data-screen=workspace]")
+    app.show_timeline()
+    app.wait_count("[data-testid=timeline-entry]", 3)
+    assert "Undone" in app.all("[data-testid=timeline-entry]")[1].text
+    app.shot("11-resumed")
+
+    app.clickable("[data-testid=pause]").click()
+    app.css("[data-testid=paused]")
+    app.shot("12-paused")
+    app.clickable("[data-testid=paused] button").click()
+    app.wait_text("[data-testid=status]", "Recording")
+
+    app.open_tool("refund", "issue_refund")
+    app.fill(
+        "issue_refund",
+        invoice_id="INV-24048",
+        amount="100",
+        reason="Onboarding session never delivered; refunding the balance after the $50 goodwill refund",
+        ticket_id="T-1046",
+    )
+    app.run(4)
+    app.wait_text("[data-testid=step-result]", "of $100.00 issued on INV-24048")
+    app.send_message("Hi Claire, I've refunded the remaining $100.00, so you have the full $150.00 back.", 5)
+    app.clickable("[data-testid=submit]").click()
+    app.clickable("[data-testid=confirm-submit]").click()
+    app.css("[data-testid=submitted]")
+
+    conn = store(data_dir)
+    (episode,) = conn.execute("SELECT * FROM episodes").fetchall()
+    assert episode["status"] == "submitted"
+    got = trajectory(conn, episode["id"])
+    assert [(s["action"].get("tool", "message"), s["ok"], s["retracted"]) for s in got] == [
+        ("get_ticket", True, False),
+        ("lookup_customer", False, True),
+        ("lookup_customer", True, False),
+        ("issue_refund", True, False),
+        ("message", True, False),
+    ]
+    assert got[2]["action"]["args"] == {"customer_id": "C-1035"}

@@ -1,0 +1,32 @@
+import { lazy, Suspense, useCallback, useRef, useState } from "react";
+import { api } from "./api";
+import { Home } from "./screens/Home";
+
+// The workspace (forms, tables, Markdown) loads on first use, so the start
+// screen is interactive sooner.
+const Workspace = lazy(() => import("./screens/Workspace").then((m) => ({ default: m.Workspace })));
+
+type Screen = { name: "home" } | { name: "workspace"; episodeId: string };
+
+export function App() {
+  const [screen, setScreen] = useState<Screen>({ name: "home" });
+  const marked = useRef(false);
+  const onReady = useCallback(() => {
+    if (marked.current) return;
+    marked.current = true;
+    requestAnimationFrame(() => void api.markInteractive("app").catch(() => undefined));
+  }, []);
+
+  if (screen.name === "workspace") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the task…</div>}>
+        <Workspace
+          key={screen.episodeId}
+          episodeId={screen.episodeId}
+          onHome={() => setScreen({ name: "home" })}
+        />
+      </Suspense>
+    );
+  }
+  return <Home onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })} onReady={onReady} />;
+}

@@ -1,0 +1,208 @@
+import { memo, useEffect, useRef, useState } from "react";
+import type { StepView } from "../bindings/StepView";
+import type { ToolInfo } from "../bindings/ToolInfo";
+import { plainStepError } from "../lib/errors";
+import { argsSummary, clockTime, duration, isMessage, toolTitle } from "../lib/format";
+import { StepResult } from "./StepResult";
+
+const DEFAULT_FLAG = "Needs a second look";
+
+function summary(step: StepView, tools: ToolInfo[]): { title: string; detail: string; kind: string } {
+  if (isMessage(step.action)) return { title: "Message to the customer", detail: step.action.message, kind: "message" };
+  const tool = tools.find((t) => t.name === step.action.tool);
+  const args = { ...step.action.args };
+  let title = toolTitle(tools, step.action.tool);
+  if (tool?.view) {
+    if ("key" in args) {
+      title = `Opened ${String(args.key)}`;
+      delete args.key;
+    } else {
+      title = `Looked through ${tool.title}`;
+      delete args.limit;
+    }
+  }
+  return { title, detail: argsSummary(args), kind: tool?.view ? "view" : (tool?.kind ?? "write") };
+}
+
+/** One step: what was done, what came of it, and the expert's notes. */
+const Entry = memo(function Entry({
+  step,
+  number,
+  tools,
+  editable,
+  onAnnotate,
+}: {
+  step: StepView;
+  number: number | null;
+  tools: ToolInfo[];
+  editable: boolean;
+  onAnnotate: (idx: number, rationale: string | null, flag: string | null) => Promise<void>;
+}) {
+  const s = summary(step, tools);
+  const [open, setOpen] = useState(false);
+  const [why, setWhy] = useState(step.rationale ?? "");
+  const [flag, setFlag] = useState(step.flag ?? "");
+  const [saved, setSaved] = useState<"idle" | "saving" | "saved">("idle");
+  useEffect(() => setWhy(step.rationale ?? ""), [step.rationale]);
+  useEffect(() => setFlag(step.flag ?? ""), [step.flag]);
+
+  const save = async (rationale: string, flagText: string) => {
+    setSaved("saving");
+    try {
+      await onAnnotate(step.idx, rationale.trim() || null, flagText.trim() || null);
+      setSaved("saved");
+    } catch {
+      setSaved("idle");
+    }
+  };
+  const flagged = !!step.flag;
+  const result = step.ok
+    ? isMessage(step.action)
+      ? step.text
+        ? `Customer replied: ${step.text}`
+        : "Sent."
+      : step.text.split("\n")[0]
+    : step.error
+      ? plainStepError(step.error).explanation
+      : "";
+
+  return (
+    <li
+      className={`tl-entry tl-${s.kind}${step.ok ? "" : " tl-failed"}${step.retracted ? " tl-retracted" : ""}${flagged ? " tl-flagged" : ""}`}
+      data-idx={step.idx}
+      data-testid="timeline-entry"
+    >
+      <div className="tl-marker" aria-hidden="true">
+        {number ?? "–"}
+      </div>
+      <div className="tl-content">
+        <div className="tl-head">
+          <button type="button" className="tl-title" onClick={() => setOpen(!open)} aria-expanded={open}>
+            {s.title}
+          </button>
+          {step.retracted && <span className="chip chip-grey chip-xs">Undone</span>}
+          {!step.ok && !step.retracted && <span className="chip chip-red chip-xs">Refused</span>}
+          <span className="tl-time" title={`${step.wall_at} · ${duration(step.active_ms)} into the task`}>
+            {clockTime(step.wall_at)}
+          </span>
+        </div>
+        {s.detail && <div className="tl-detail">{s.detail}</div>}
+        {!open && result && <div className={`tl-result${step.ok ? "" : " tl-result-error"}`}>{result}</div>}
+        {open && (
+          <div className="tl-full">
+            <StepResult step={step} compact />
+          </div>
+        )}
+        {!step.retracted && (
+          <div className="tl-notes">
+            <textarea
+              className="tl-why"
+              rows={why ? 2 : 1}
+              placeholder={editable ? "Why I did this (optional)" : ""}
+              aria-label={`Why I did step ${number ?? ""}`}
+              value={why}
+              readOnly={!editable}
+              onChange={(e) => {
+                setWhy(e.target.value);
+                setSaved("idle");
+              }}
+              onBlur={() => {
+                if ((step.rationale ?? "") !== why.trim()) void save(why, flag);
+              }}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+                  e.preventDefault();
+                  e.stopPropagation();
+                  (e.target as HTMLTextAreaElement).blur();
+                }
+              }}
+              data-testid="rationale"
+            />
+            <div className="tl-notes-row">
+              <button
+                type="button"
+                className={`btn btn-xs ${flagged ? "btn-flag-on" : "btn-ghost"}`}
+                aria-pressed={flagged}
+                disabled={!editable}
+                onClick={() => {
+                  const next = flagged ? "" : DEFAULT_FLAG;
+                  setFlag(next);
+                  void save(why, next);
+                }}
+                title="Flag this step for a reviewer"
+                data-testid="flag"
+              >
+                ⚑ {flagged ? "Flagged" : "Flag"}
+              </button>
+              {flagged && editable && (
+                <input
+                  className="tl-flag-note"
+                  aria-label="Flag note"
+                  value={flag}
+                  onChange={(e) => setFlag(e.target.value)}
+                  onBlur={() => flag.trim() !== (step.flag ?? "") && void save(why, flag || DEFAULT_FLAG)}
+                />
+              )}
+              <span className="tl-saved muted" aria-live="polite">
+                {saved === "saving" ? "Saving…" : saved === "saved" ? "Saved" : ""}
+              </span>
+            </div>
+          </div>
+        )}
+      </div>
+    </li>
+  );
+});
+
+/** Every step of the episode, oldest first, with time, result and notes. */
+export function Timeline({
+  steps,
+  tools,
+  editable,
+  onAnnotate,
+}: {
+  steps: StepView[];
+  tools: ToolInfo[];
+  editable: boolean;
+  onAnnotate: (idx: number, rationale: string | null, flag: string | null) => Promise<void>;
+}) {
+  const end = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    end.current?.scrollIntoView?.({ block: "end" });
+  }, [steps.length]);
+  const kept = steps.filter((s) => !s.retracted).length;
+  let n = 0;
+  return (
+    <div className="timeline" data-testid="timeline">
+      {steps.length === 0 ? (
+        <div className="timeline-empty">
+          <p>Nothing done yet.</p>
+          <p className="muted small">
+            Each look-up, tool and message appears here the moment it is saved. Add a short “why” to the steps
+            that matter.
+          </p>
+        </div>
+      ) : (
+        <>
+          <p className="muted small timeline-count">
+            {kept} {kept === 1 ? "action" : "actions"}
+            {steps.length > kept ? ` · ${steps.length - kept} undone` : ""} · all saved
+          </p>
+          <ol className="tl-list">
+            {steps.map((s) => (
+              <Entry
+                key={s.idx}
+                step={s}
+                number={s.retracted ? null : ++n}
+                tools={tools}
+                editable={editable}
+                onAnnotate={onAnnotate}
+              />
+            ))}
+          </ol>
+        </>
+      )}
+      <div ref={end} />
+    </div>
+  );
+}

@@ -1,0 +1,165 @@
+import { fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { createRef } from "react";
+import { describe, expect, it, vi } from "vitest";
+import { issueRefund, step, task } from "../test/fixtures";
+import { Conversation, bubbles } from "./Conversation";
+import { ReviewDialog } from "./ReviewDialog";
+import { Timeline } from "./Timeline";
+import { ToolForm } from "./ToolForm";
+import { ToolPalette } from "./ToolPalette";
+import { lookupCustomer } from "../test/fixtures";
+
+describe("Timeline", () => {
+  it("shows each step with its result, undone steps and refusals in plain words", () => {
+    const steps = [
+      step({ idx: 0 }),
+      step({
+        idx: 1,
+        action: { tool: "issue_refund", args: { invoice_id: "INV-24073", amount: 600 } },
+        ok: false,
+        text: "Error: You can't refund more than was paid.",
+        content: null,
+        error: { code: "guard_failed", message: "You can't refund more than was paid." },
+      }),
+      step({ idx: 2, action: { message: "Hello Dana" }, text: "Thanks!", retracted: true }),
+    ];
+    render(<Timeline steps={steps} tools={[lookupCustomer, issueRefund]} editable onAnnotate={vi.fn()} />);
+    const entries = screen.getAllByTestId("timeline-entry");
+    expect(entries).toHaveLength(3);
+    expect(entries[0]?.textContent).toContain("Look up customer");
+    expect(entries[1]?.textContent).toContain("Refused");
+    expect(entries[1]?.textContent).toContain("You can't refund more than was paid.");
+    expect(entries[2]?.textContent).toContain("Undone");
+    expect(screen.getByText(/2 actions · 1 undone · all saved/)).toBeTruthy();
+  });
+
+  it("saves the rationale when the field loses focus, and toggles a flag", async () => {
+    const onAnnotate = vi.fn(async () => undefined);
+    render(<Timeline steps={[step({ idx: 4 })]} tools={[lookupCustomer]} editable onAnnotate={onAnnotate} />);
+    const why = screen.getByTestId("rationale");
+    fireEvent.change(why, { target: { value: "Confirm the account first" } });
+    fireEvent.blur(why);
+    await waitFor(() => expect(onAnnotate).toHaveBeenCalledWith(4, "Confirm the account first", null));
+    fireEvent.click(screen.getByTestId("flag"));
+    await waitFor(() =>
+      expect(onAnnotate).toHaveBeenLastCalledWith(4, "Confirm the account first", "Needs a second look"),
+    );
+  });
+});
+
+describe("ToolForm", () => {
+  it("draws the schema's fields and will not run with missing details", async () => {
+    const onRun = vi.fn();
+    render(
+      <ToolForm tool={issueRefund} data={{}} onData={vi.fn()} onRun={onRun} disabled={false} busy={false} lastStep={null} />,
+    );
+    expect(screen.getByLabelText(/Invoice id/)).toBeTruthy();
+    expect(screen.getByLabelText(/Reason/).tagName).toBe("TEXTAREA");
+    fireEvent.click(screen.getByTestId("run"));
+    await waitFor(() => expect(screen.getAllByText("Please fill this in.").length).toBeGreaterThan(0));
+    expect(onRun).not.toHaveBeenCalled();
+  });
+
+  it("runs with the filled-in details, leaving empty ones out", async () => {
+    const onRun = vi.fn();
+    const data = { invoice_id: "INV-24073", amount: 79, reason: "Duplicate charge", ticket_id: "T-1042" };
+    render(
+      <ToolForm tool={issueRefund} data={data} onData={vi.fn()} onRun={onRun} disabled={false} busy={false} lastStep={null} />,
+    );
+    fireEvent.click(screen.getByTestId("run"));
+    await waitFor(() => expect(onRun).toHaveBeenCalledWith(data));
+  });
+
+  it("shows the last result of this tool, and a refusal in plain words", () => {
+    const failed = step({
+      action: { tool: "issue_refund", args: {} },
+      ok: false,
+      error: { code: "guard_failed", message: "Refunds over $500.00 need approval." },
+    });
+    render(
+      <ToolForm tool={issueRefund} data={{}} onData={vi.fn()} onRun={vi.fn()} disabled={false} busy={false} lastStep={failed} />,
+    );
+    const err = screen.getByTestId("step-error");
+    expect(err.textContent).toContain("The system refused this action");
+    expect(err.textContent).toContain("Refunds over $500.00 need approval.");
+  });
+});
+
+describe("Conversation", () => {
+  it("threads the opening message, the expert's messages and the customer's replies", () => {
+    const steps = [step({ idx: 0 }), step({ idx: 1, action: { message: "Could you confirm your ZIP?" }, text: "Sure: 04101." })];
+    expect(bubbles(task, steps).map((b) => [b.who, b.text])).toEqual([
+      ["customer", "Hi, I was billed twice for March."],
+      ["expert", "Could you confirm your ZIP?"],
+      ["customer", "Sure: 04101."],
+    ]);
+  });
+
+  it("sends with Ctrl+Enter and clears the draft once recorded", async () => {
+    const onSend = vi.fn(async () => true);
+    render(
+      <Conversation task={task} steps={[]} disabled={false} busy={false} onSend={onSend} composerRef={createRef()} />,
+    );
+    expect(screen.getByText(/Conversation/).textContent).toContain("Dana Whitfield");
+    const box = screen.getByTestId("composer") as HTMLTextAreaElement;
+    fireEvent.change(box, { target: { value: "Hello Dana" } });
+    fireEvent.keyDown(box, { key: "Enter", ctrlKey: true });
+    await waitFor(() => expect(onSend).toHaveBeenCalledWith("Hello Dana"));
+    await waitFor(() => expect(box.value).toBe(""));
+  });
+});
+
+describe("ToolPalette", () => {
+  it("filters by name and picks with the keyboard", () => {
+    const onPick = vi.fn();
+    render(<ToolPalette tools={[lookupCustomer, issueRefund]} onPick={onPick} onClose={vi.fn()} />);
+    const input = screen.getByLabelText("Tool name");
+    fireEvent.change(input, { target: { value: "refund" } });
+    expect(screen.getAllByRole("option")).toHaveLength(1);
+    fireEvent.keyDown(input, { key: "Enter" });
+    expect(onPick).toHaveBeenCalledWith(issueRefund);
+  });
+});
+
+describe("ReviewDialog", () => {
+  it("shows what changed, before and after, and the final message", () => {
+    const onSubmit = vi.fn();
+    render(
+      <ReviewDialog
+        review={{
+          tables: [
+            {
+              table: "invoices",
+              added: [],
+              removed: [],
+              changed: [{ key: "INV-24073", fields: [{ field: "refunded_cents", before: 0, after: 7900 }] }],
+            },
+            {
+              table: "refunds",
+              added: [{ key: "RF-25001", fields: [{ field: "amount_cents", before: null, after: 7900 }] }],
+              removed: [],
+              changed: [],
+            },
+          ],
+          final_message: "I've refunded the extra $79.00.",
+          steps_kept: 6,
+          steps_undone: 1,
+          messages_sent: 1,
+          active_ms: 125_000,
+          done: true,
+        }}
+        error={null}
+        submitting={false}
+        onSubmit={onSubmit}
+        onCancel={vi.fn()}
+      />,
+    );
+    const diff = screen.getByTestId("diff");
+    expect(diff.textContent).toContain("INV-24073");
+    expect(diff.textContent).toContain("Refunded cents0→7900");
+    expect(diff.textContent).toContain("RF-25001");
+    expect(screen.getByTestId("final-message").textContent).toBe("I've refunded the extra $79.00.");
+    fireEvent.click(screen.getByTestId("confirm-submit"));
+    expect(onSubmit).toHaveBeenCalled();
+  });
+});

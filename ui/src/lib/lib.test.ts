@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { issueRefund, lookupCustomer } from "../test/fixtures";
+import { plainDetails, plainStepError } from "./errors";
+import { argsSummary, duration, looksLikeJson } from "./format";
+import { prepareToolForm } from "./schema";
+import { problems } from "./validator";
+
+describe("plain errors", () => {
+  it("turns engine codes into headlines a non-programmer understands", () => {
+    const e = plainStepError({ code: "guard_failed", message: "You can't refund more than was paid." });
+    expect(e.headline).toBe("The system refused this action");
+    expect(e.explanation).toBe("You can't refund more than was paid.");
+    expect(e.advice).toMatch(/Nothing was changed/);
+  });
+
+  it("rewrites validation messages into sentences", () => {
+    expect(
+      plainDetails(
+        'invalid arguments for issue_refund: "reason" is a required property; amount: "x" is not of type "number"',
+      ),
+    ).toBe("Reason is required. Amount: must be a number.");
+    expect(plainDetails("invalid arguments for t: customer_id: \"X\" does not match \"^C-[0-9]+$\"")).toBe(
+      "Customer id: is not in the expected form.",
+    );
+  });
+
+  it("never shows a bare code", () => {
+    expect(plainStepError({ code: "something_new", message: "Broke." }).headline).toBe("This action did not work");
+  });
+});
+
+describe("tool forms", () => {
+  it("lifts 'one of these' rules out of anyOf and labels fields", () => {
+    const f = prepareToolForm(lookupCustomer.parameters);
+    expect(f.alternatives).toEqual([["email", "customer_id"]]);
+    expect(f.schema.anyOf).toBeUndefined();
+    const props = f.schema.properties as Record<string, { title?: string }>;
+    expect(props.customer_id?.title).toBe("Customer id");
+    expect(f.uiSchema.customer_id).toEqual({ "ui:placeholder": "C-1007" });
+  });
+
+  it("uses a text area for long answers", () => {
+    const f = prepareToolForm(issueRefund.parameters);
+    expect((f.uiSchema.reason as Record<string, unknown>)["ui:widget"]).toBe("textarea");
+  });
+
+  it("validates what a person can fix before running", () => {
+    const f = prepareToolForm(issueRefund.parameters);
+    const found = problems(f.schema, { invoice_id: "24073", amount: 0, reason: "dup" });
+    expect(found).toContainEqual(["ticket_id", "Please fill this in."]);
+    expect(found).toContainEqual(["invoice_id", "Invoice id should look like INV-24073."]);
+    expect(found).toContainEqual(["amount", "Must be more than 0."]);
+    expect(found).toContainEqual(["reason", "Please write at least 5 characters."]);
+    const lookup = prepareToolForm(lookupCustomer.parameters);
+    expect(problems(lookup.schema, {}, lookup.alternatives)).toEqual([["", "Please fill in either Email or Customer id."]]);
+    expect(problems(lookup.schema, { email: "a@b.c" }, lookup.alternatives)).toEqual([]);
+  });
+});
+
+describe("formatting", () => {
+  it("formats durations, arguments and detects JSON", () => {
+    expect(duration(65_000)).toBe("1:05");
+    expect(duration(3_725_000)).toBe("1 h 02 min");
+    expect(argsSummary({ invoice_id: "INV-1", amount: 79, note: "" })).toBe("Invoice id: INV-1 · Amount: 79");
+    expect(looksLikeJson('{"a": 1}')).toBe(true);
+    expect(looksLikeJson("Refund RF-1 issued")).toBe(false);
+  });
+});

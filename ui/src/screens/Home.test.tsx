@@ -1,0 +1,80 @@
+import { fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { task } from "../test/fixtures";
+
+const api = vi.hoisted(() => ({
+  appInfo: vi.fn(),
+  currentExpert: vi.fn(),
+  listExperts: vi.fn(),
+  listWorlds: vi.fn(),
+  listOpenEpisodes: vi.fn(),
+  saveExpert: vi.fn(),
+  startEpisode: vi.fn(),
+  discardEpisode: vi.fn(),
+  selectExpert: vi.fn(),
+}));
+vi.mock("../api", () => ({ api }));
+
+import { Home } from "./Home";
+
+const expert = {
+  id: "e1",
+  name: "Renee Okafor",
+  domain: "Customer support",
+  credentials: "8 years leading billing support",
+  credentials_attested: true,
+  verified: false,
+  current: true,
+};
+
+beforeEach(() => {
+  api.appInfo.mockResolvedValue({ version: "0.1.0", data_dir: "/d", store_path: "/d/understudy.sqlite", startup_error: null });
+  api.listExperts.mockResolvedValue([]);
+  api.listOpenEpisodes.mockResolvedValue([]);
+  api.listWorlds.mockResolvedValue({
+    worlds_dir: "/w",
+    problems: [],
+    worlds: [
+      {
+        id: "support-desk",
+        name: "Brightline Support Desk",
+        version: "1.0.0",
+        description: "A SaaS support desk.",
+        tasks: [
+          { ...task, progress: { submitted: 1, open_episode: null } },
+          { ...task, id: "t2", title: "Upgrade a plan", progress: { submitted: 0, open_episode: "ep-9" } },
+          { ...task, id: "t3", title: "Cancel a plan", progress: { submitted: 0, open_episode: null } },
+        ],
+      },
+    ],
+  });
+});
+
+describe("Home", () => {
+  it("asks a new expert for their profile before any task can start", async () => {
+    api.currentExpert.mockResolvedValue(null);
+    api.saveExpert.mockResolvedValue(expert);
+    render(<Home onOpen={vi.fn()} />);
+    await screen.findByTestId("expert-form");
+    await screen.findByText("Refund a duplicate March charge");
+    const starts = screen.getAllByRole("button", { name: /^(Start|Resume|Do again)/ });
+    expect(starts.every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    fireEvent.change(screen.getByPlaceholderText(/Renee Okafor/), { target: { value: "Renee Okafor" } });
+    fireEvent.click(screen.getByText("Save profile"));
+    await waitFor(() => expect(api.saveExpert).toHaveBeenCalledWith(null, expect.objectContaining({ name: "Renee Okafor" })));
+  });
+
+  it("shows progress per task and resumes an open episode", async () => {
+    api.currentExpert.mockResolvedValue(expert);
+    const onOpen = vi.fn();
+    render(<Home onOpen={onOpen} />);
+    await screen.findByTestId("expert-profile");
+    await screen.findByText("Upgrade a plan");
+    expect(screen.getByText("Done")).toBeTruthy();
+    expect(screen.getByText("In progress")).toBeTruthy();
+    expect(screen.getByText("Not started")).toBeTruthy();
+    fireEvent.click(screen.getByRole("button", { name: "Resume: Upgrade a plan" }));
+    expect(onOpen).toHaveBeenCalledWith("ep-9");
+    expect(api.startEpisode).not.toHaveBeenCalled();
+  });
+});

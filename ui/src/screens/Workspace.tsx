@@ -1,0 +1,420 @@
+import { ask } from "@tauri-apps/plugin-dialog";
+import { useMachine } from "@xstate/react";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { waitFor } from "xstate";
+import { api } from "../api";
+import type { ActionInput } from "../bindings/ActionInput";
+import type { ToolInfo } from "../bindings/ToolInfo";
+import type { WorldDetail } from "../bindings/WorldDetail";
+import { Brief } from "../components/Brief";
+import { Conversation } from "../components/Conversation";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { Kbd, ShortcutKeys } from "../components/Kbd";
+import { Modal } from "../components/Modal";
+import { PolicyPanel } from "../components/PolicyPanel";
+import { PAGE_SIZE, Records, viewState } from "../components/Records";
+import { ReviewDialog } from "../components/ReviewDialog";
+import { ShortcutsHelp } from "../components/ShortcutsHelp";
+import { Timeline } from "../components/Timeline";
+import { ToolForm } from "../components/ToolForm";
+import { kindLabel, ToolPalette } from "../components/ToolPalette";
+import { duration, isMessage } from "../lib/format";
+import { useShortcuts } from "../lib/shortcuts";
+import { episodeMachine } from "../machines/episode";
+
+type Data = Record<string, unknown>;
+
+declare global {
+  interface Window {
+    /** Timings for the performance report: click Run → result shown. */
+    __understudyPerf?: { runs: number[] };
+  }
+}
+
+function ActiveTimer({ ms, running }: { ms: number; running: boolean }) {
+  const [base, setBase] = useState({ ms, at: Date.now() });
+  const [, tick] = useState(0);
+  useEffect(() => setBase({ ms, at: Date.now() }), [ms, running]);
+  useEffect(() => {
+    if (!running) return;
+    const t = setInterval(() => tick((n) => n + 1), 1000);
+    return () => clearInterval(t);
+  }, [running]);
+  const now = base.ms + (running ? Date.now() - base.at : 0);
+  return (
+    <span className="timer" title="Time worked on this task, pauses excluded">
+      {duration(now)}
+    </span>
+  );
+}
+
+export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: () => void }) {
+  const [state, send, actor] = useMachine(episodeMachine, { input: { api, episodeId } });
+  const { view, error, review, lastStep } = state.context;
+  const [world, setWorld] = useState<WorldDetail | null>(null);
+  const [tool, setTool] = useState<ToolInfo | null>(null);
+  const [drafts, setDrafts] = useState<Record<string, Data>>({});
+  const [palette, setPalette] = useState(false);
+  const [help, setHelp] = useState(false);
+  const [dock, setDock] = useState<"timeline" | "policy" | null>(null);
+  const [activeView, setActiveView] = useState<string | null>(null);
+  const composerRef = useRef<HTMLTextAreaElement>(null);
+  const workbenchRef = useRef<HTMLDivElement>(null);
+  const recordsRef = useRef<HTMLDivElement>(null);
+  const runStarted = useRef<number | null>(null);
+
+  const acting = state.matches({ active: "acting" }) || state.matches({ active: "undoing" });
+  const active = state.matches("active");
+  const paused = state.matches("paused");
+  const open = view?.status === "in_progress" || view?.status === "paused";
+  const canAct = active && !!view && !view.done && !acting;
+  const transitional = ["loading", "pausing", "resuming", "reviewing", "submitting", "discarding", "restarting"].some(
+    (s) => state.matches(s),
+  );
+
+  useEffect(() => {
+    if (!view?.world_id || world?.id === view.world_id) return;
+    api.getWorld(view.world_id).then(setWorld, () => setWorld(null));
+  }, [view?.world_id, world?.id]);
+
+  // Show the policy first on a fresh task; the timeline once work has begun.
+  const stepCount = view?.steps.length ?? 0;
+  useEffect(() => {
+    if (!view) return;
+    setDock((d) => (d === null ? (stepCount === 0 ? "policy" : "timeline") : d === "policy" && stepCount === 1 ? "timeline" : d));
+  }, [view, stepCount]);
+
+  // Click Run → result on screen (after the recorder has committed it).
+  useEffect(() => {
+    if (runStarted.current === null || acting) return;
+    const elapsed = performance.now() - runStarted.current;
+    runStarted.current = null;
+    const perf = (window.__understudyPerf ??= { runs: [] });
+    perf.runs.push(elapsed);
+  }, [stepCount, acting]);
+
+  const run = useCallback(
+    (action: ActionInput) => {
+      runStarted.current = performance.now();
+      send({ type: "RUN", action });
+    },
+    [send],
+  );
+
+  const sendMessage = async (message: string) => {
+    run({ message });
+    const s = await waitFor(actor, (s) => !s.matches({ active: "acting" }));
+    return s.context.error === null;
+  };
+
+  const pick = (t: ToolInfo) => {
+    setPalette(false);
+    if (t.view) {
+      setActiveView(t.view);
+      const v = world?.views.find((x) => x.name === t.view);
+      if (v && view && !viewState(view.steps, v).listing && canAct) run({ tool: v.tool, args: { limit: PAGE_SIZE } });
+      requestAnimationFrame(() => recordsRef.current?.querySelector<HTMLElement>(".tab.active, .tab")?.focus());
+      return;
+    }
+    setTool(t);
+    requestAnimationFrame(() =>
+      workbenchRef.current?.querySelector<HTMLElement>(".tool-form input, .tool-form textarea, .tool-form select")?.focus(),
+    );
+  };
+
+  const goHome = async () => {
+    if (active && view && !view.done) {
+      try {
+        await api.pauseEpisode(view.id);
+      } catch {
+        // Leaving still works; the episode stays in progress.
+      }
+    }
+    onHome();
+  };
+
+  const startOver = async () => {
+    const yes = await ask(
+      "Discard this attempt and start the task again from the beginning?\n\nThe attempt is kept in the record, marked as discarded.",
+      { title: "Start over", kind: "warning", okLabel: "Start over", cancelLabel: "Keep working" },
+    );
+    if (yes) send({ type: "RESTART" });
+  };
+
+  const togglePause = () => send({ type: paused ? "RESUME" : "PAUSE" });
+
+  useShortcuts({
+    palette: () => canAct && setPalette(true),
+    message: () => composerRef.current?.focus(),
+    policy: () => setDock((d) => (d === "policy" ? "timeline" : "policy")),
+    undo: () => send({ type: "UNDO" }),
+    pause: () => (active || paused) && togglePause(),
+    submit: () => send({ type: "REVIEW" }),
+    records: () => recordsRef.current?.querySelector<HTMLElement>(".tab.active, .tab")?.focus(),
+    help: () => setHelp(true),
+  });
+
+  if (state.matches("failed") || (!view && error)) {
+    return (
+      <div className="center-screen">
+        <div className="card narrow">
+          <h2 className="card-title">This task could not be opened</h2>
+          <p>{error?.message}</p>
+          <div className="row gap-sm">
+            <button type="button" className="btn btn-primary" onClick={() => send({ type: "RETRY" })}>
+              Try again
+            </button>
+            <button type="button" className="btn btn-ghost" onClick={onHome}>
+              Back to tasks
+            </button>
+          </div>
+        </div>
+      </div>
+    );
+  }
+  if (!view) {
+    return (
+      <div className="center-screen muted" data-screen="loading">
+        Opening the task…
+      </div>
+    );
+  }
+
+  const tools = view.tools.filter((t) => !t.view);
+  const viewTools = view.tools.filter((t) => t.view);
+  const hasKept = view.steps.some((s) => !s.retracted);
+  const status = state.matches("submitted")
+    ? { label: "Submitted", tone: "green" }
+    : paused
+      ? { label: "Paused", tone: "grey" }
+      : view.done
+        ? { label: "Task ended", tone: "blue" }
+        : open
+          ? { label: "Recording", tone: "red" }
+          : { label: view.status.replace("_", " "), tone: "grey" };
+
+  return (
+    <div className="workspace" data-screen="workspace" data-episode={view.id}>
+      <header className="ws-header">
+        <div className="ws-title">
+          <button type="button" className="btn btn-ghost btn-sm" onClick={() => void goHome()} title="Back to the task list (pauses the task)">
+            ← Tasks
+          </button>
+          <div className="ws-title-text">
+            <div className="eyebrow">{view.world_name}</div>
+            <h1 className="ws-task-title">{view.task.title}</h1>
+          </div>
+        </div>
+        <div className={`ws-status status-${status.tone}`} data-testid="status" data-status={view.status}>
+          <span className="status-dot" aria-hidden="true" />
+          {status.label}
+          <ActiveTimer ms={view.active_ms} running={active && !view.done} />
+        </div>
+        <div className="ws-controls">
+          <button
+            type="button"
+            className="btn btn-secondary btn-sm"
+            onClick={() => send({ type: "UNDO" })}
+            disabled={!active || acting || !hasKept}
+            title="Undo the last action. It stays in the record, marked as undone."
+            data-testid="undo"
+          >
+            Undo <ShortcutKeys name="undo" />
+          </button>
+          <button
+            type="button"
+            className="btn btn-secondary btn-sm"
+            onClick={togglePause}
+            disabled={!(active || paused) || acting}
+            data-testid="pause"
+          >
+            {paused ? "Resume" : "Pause"} <ShortcutKeys name="pause" />
+          </button>
+          <button
+            type="button"
+            className="btn btn-ghost btn-sm"
+            onClick={() => void startOver()}
+            disabled={!(active || paused) || acting}
+            data-testid="restart"
+          >
+            Start over
+          </button>
+          <button
+            type="button"
+            className="btn btn-primary btn-sm"
+            onClick={() => send({ type: "REVIEW" })}
+            disabled={!(active || paused) || acting}
+            data-testid="submit"
+          >
+            Review &amp; submit <ShortcutKeys name="submit" />
+          </button>
+          <button type="button" className="btn btn-ghost btn-sm" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
+            <Kbd keys={["?"]} />
+          </button>
+        </div>
+      </header>
+      {error && <ErrorBanner error={error} onDismiss={() => send({ type: "DISMISS_ERROR" })} />}
+      {view.done && open && (
+        <div className="banner banner-info">
+          {view.steps.some((s) => s.truncated && !s.retracted)
+            ? "The step limit for this task was reached."
+            : "The task has ended."}{" "}
+          Review what you did and submit it, or undo the last action to keep working.
+        </div>
+      )}
+      <div className={`ws-grid${dock ? "" : " dock-closed"}`}>
+        <div className="ws-left">
+          <Brief task={view.task} />
+          <Conversation
+            task={view.task}
+            steps={view.steps}
+            disabled={!canAct && !acting}
+            busy={acting}
+            onSend={sendMessage}
+            composerRef={composerRef}
+          />
+        </div>
+        <main className="ws-center">
+          {paused && (
+            <div className="paused-veil" data-testid="paused">
+              <div className="card narrow center">
+                <h2 className="card-title">Paused</h2>
+                <p className="muted">Time is not counted while the task is paused. Nothing is lost.</p>
+                <button type="button" className="btn btn-primary" onClick={() => send({ type: "RESUME" })} autoFocus>
+                  Resume <ShortcutKeys name="pause" />
+                </button>
+              </div>
+            </div>
+          )}
+          <section className="panel workbench" ref={workbenchRef} aria-labelledby="tools-title">
+            <header className="panel-header">
+              <h2 id="tools-title" className="panel-title">
+                Tools
+              </h2>
+              <button
+                type="button"
+                className="btn btn-secondary btn-sm palette-trigger"
+                onClick={() => setPalette(true)}
+                disabled={!canAct}
+                data-testid="open-palette"
+              >
+                <span className="muted">Find a tool…</span> <ShortcutKeys name="palette" />
+              </button>
+            </header>
+            <div className="workbench-body">
+              {tool ? (
+                <ToolForm
+                  tool={tool}
+                  data={drafts[tool.name] ?? {}}
+                  onData={(d) => setDrafts((all) => ({ ...all, [tool.name]: d }))}
+                  onRun={(args) => run({ tool: tool.name, args })}
+                  disabled={!canAct}
+                  busy={acting}
+                  lastStep={lastStep}
+                />
+              ) : (
+                <div className="tool-grid" data-testid="tool-grid">
+                  <p className="muted small">Choose a tool, or press <ShortcutKeys name="palette" /> and type its name.</p>
+                  <div className="tool-grid-items">
+                    {tools.map((t) => (
+                      <button key={t.name} type="button" className="tool-tile" onClick={() => pick(t)} disabled={!canAct} data-tool={t.name}>
+                        <span className="tool-tile-title">{t.title}</span>
+                        <span className={`chip chip-xs ${t.kind === "read" ? "chip-blue" : "chip-amber"}`}>{kindLabel(t)}</span>
+                      </button>
+                    ))}
+                  </div>
+                </div>
+              )}
+            </div>
+          </section>
+          <div ref={recordsRef} className="records-wrap">
+            {world && (
+              <Records
+                views={world.views.filter((v) => viewTools.some((t) => t.name === v.tool))}
+                steps={view.steps}
+                disabled={!canAct}
+                busy={acting}
+                onRun={(t, args) => run({ tool: t, args })}
+                active={activeView}
+                onActive={setActiveView}
+              />
+            )}
+          </div>
+        </main>
+        <aside className="ws-dock">
+          <div className="dock-tabs" role="tablist">
+            <button
+              type="button"
+              role="tab"
+              aria-selected={dock === "timeline"}
+              className={`tab${dock === "timeline" ? " active" : ""}`}
+              onClick={() => setDock("timeline")}
+              data-testid="tab-timeline"
+            >
+              Timeline <span className="count">{view.steps.filter((s) => !s.retracted).length}</span>
+            </button>
+            <button
+              type="button"
+              role="tab"
+              aria-selected={dock === "policy"}
+              className={`tab${dock === "policy" ? " active" : ""}`}
+              onClick={() => setDock("policy")}
+              data-testid="tab-policy"
+            >
+              Policy <ShortcutKeys name="policy" />
+            </button>
+          </div>
+          <div className="dock-body">
+            {dock === "policy" ? (
+              world ? <PolicyPanel policy={world.policy} /> : <p className="muted pad">Loading the policy…</p>
+            ) : (
+              <Timeline
+                steps={view.steps}
+                tools={view.tools}
+                editable={open}
+                onAnnotate={async (idx, rationale, flag) => {
+                  await api.annotateStep(view.id, idx, rationale, flag);
+                  send({ type: "ANNOTATED", idx, rationale, flag });
+                }}
+              />
+            )}
+          </div>
+        </aside>
+      </div>
+      {transitional && !state.matches("loading") && <div className="busy-bar" aria-hidden="true" />}
+      {palette && <ToolPalette tools={[...tools, ...viewTools]} onPick={pick} onClose={() => setPalette(false)} />}
+      {help && <ShortcutsHelp onClose={() => setHelp(false)} />}
+      {review && (state.matches("confirming") || state.matches("submitting")) && (
+        <ReviewDialog
+          review={review}
+          error={error}
+          submitting={state.matches("submitting")}
+          onSubmit={() => send({ type: "SUBMIT", finalMessage: null })}
+          onCancel={() => send({ type: "CANCEL" })}
+        />
+      )}
+      {state.matches("submitted") && (
+        <Modal title="Submitted" onClose={onHome} width={520} testId="submitted">
+          <div className="stack">
+            <p className="lead">Thank you — your work on “{view.task.title}” is recorded and sent for review.</p>
+            <p className="muted">
+              {view.steps.filter((s) => !s.retracted).length} actions ·{" "}
+              {view.steps.filter((s) => !s.retracted && isMessage(s.action)).length} messages · {duration(view.active_ms)} worked
+            </p>
+            <button type="button" className="btn btn-primary" onClick={onHome} autoFocus data-testid="back-to-tasks">
+              Back to tasks
+            </button>
+          </div>
+        </Modal>
+      )}
+      {state.matches("discarded") && (
+        <Modal title="Discarded" onClose={onHome} width={480}>
+          <p>The attempt was discarded. It stays in the record, marked as discarded.</p>
+          <button type="button" className="btn btn-primary" onClick={onHome} autoFocus>
+            Back to tasks
+          </button>
+        </Modal>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,92 @@
+// Shapes as the app sends them, for component tests.
+import type { EpisodeView } from "../bindings/EpisodeView";
+import type { StepView } from "../bindings/StepView";
+import type { TaskBrief } from "../bindings/TaskBrief";
+import type { ToolInfo } from "../bindings/ToolInfo";
+
+export const task: TaskBrief = {
+  id: "duplicate-charge",
+  title: "Refund a duplicate March charge",
+  difficulty: "easy",
+  instruction: "You are a Brightline support lead. Resolve ticket T-1042 following the support policy.",
+  opening_message: "Hi, I was billed twice for March.",
+  facts: ["You are Dana Whitfield, owner of Harborlight Physio; your email is dana.whitfield@harborlight.io"],
+  max_steps: 20,
+};
+
+export const lookupCustomer: ToolInfo = {
+  name: "lookup_customer",
+  title: "Look up customer",
+  description: "Find a customer account by email address or customer id (C-1234).",
+  kind: "read",
+  ends_episode: false,
+  view: null,
+  parameters: {
+    type: "object",
+    additionalProperties: false,
+    anyOf: [{ required: ["email"] }, { required: ["customer_id"] }],
+    properties: {
+      email: { type: "string", description: "The account owner's email address, e.g. dana.whitfield@harborlight.io" },
+      customer_id: { type: "string", pattern: "^C-[0-9]+$", description: "Customer id, e.g. C-1007" },
+    },
+  },
+};
+
+export const issueRefund: ToolInfo = {
+  name: "issue_refund",
+  title: "Issue refund",
+  description: "Refund part or all of a paid invoice.",
+  kind: "write",
+  ends_episode: false,
+  view: null,
+  parameters: {
+    type: "object",
+    required: ["invoice_id", "amount", "reason", "ticket_id"],
+    additionalProperties: false,
+    properties: {
+      invoice_id: { type: "string", pattern: "^INV-[0-9]+$", description: "Invoice number, e.g. INV-24073" },
+      amount: { type: "number", exclusiveMinimum: 0, description: "Amount to refund in US dollars, e.g. 79.00" },
+      reason: { type: "string", minLength: 5, description: "Why the money is being returned" },
+      ticket_id: { type: "string", pattern: "^T-[0-9]+$", description: "The ticket the refund was requested on" },
+    },
+  },
+};
+
+let idx = 0;
+export function step(partial: Partial<StepView>): StepView {
+  const n = partial.idx ?? idx++;
+  return {
+    idx: n,
+    action: { tool: "lookup_customer", args: { email: "dana.whitfield@harborlight.io" } },
+    ok: true,
+    text: "Harborlight Physio (C-1007)",
+    content: { customer_id: "C-1007" },
+    error: null,
+    terminated: false,
+    truncated: false,
+    wall_at: "2025-03-04T09:00:00.000Z",
+    active_ms: 1000 * (n + 1),
+    rationale: null,
+    flag: null,
+    retracted: false,
+    episode_done: false,
+    ...partial,
+  };
+}
+
+export function episode(partial: Partial<EpisodeView> = {}): EpisodeView {
+  return {
+    id: "ep-1",
+    world_id: "support-desk",
+    world_name: "Brightline Support Desk",
+    task,
+    status: "in_progress",
+    active_ms: 0,
+    done: false,
+    steps: [],
+    tools: [lookupCustomer, issueRefund],
+    final_message: null,
+    created_at: "2025-03-04T09:00:00.000Z",
+    ...partial,
+  };
+}
