@@ -21,10 +21,18 @@ fn pick_steps(world: &World) -> (String, Action, String, Vec<Action>) {
     let mut read = None;
     let mut write = None;
     for (id, task) in &world.tasks {
-        let actions: Vec<Action> = task.solution.iter().filter_map(|s| Action::from_json(s).ok()).collect();
+        let actions: Vec<Action> = task
+            .solution
+            .iter()
+            .filter_map(|s| Action::from_json(s).ok())
+            .collect();
         for (i, a) in actions.iter().enumerate() {
             let Some(name) = a.tool_name() else { continue };
-            let kind = world.tools.get(name).map(|t| t.kind).unwrap_or(ToolKind::Read);
+            let kind = world
+                .tools
+                .get(name)
+                .map(|t| t.kind)
+                .unwrap_or(ToolKind::Read);
             if kind == ToolKind::Read && read.is_none() {
                 read = Some((id.clone(), a.clone()));
             }
@@ -44,7 +52,10 @@ fn big_world() -> (tempfile::TempDir, PathBuf) {
     copy_dir(&repo().join("tests/worlds/mini"), dir.path());
     let mut csv = String::from("id,owner,balance,frozen\n");
     for i in 1..=10_000 {
-        csv.push_str(&format!("A-{i},Customer number {i} of the big bank,{}.25,false\n", i % 977));
+        csv.push_str(&format!(
+            "A-{i},Customer number {i} of the big bank,{}.25,false\n",
+            i % 977
+        ));
     }
     std::fs::write(dir.path().join("data/accounts.csv"), csv).expect("write");
     let path = dir.path().to_path_buf();
@@ -64,15 +75,21 @@ fn copy_dir(src: &Path, dst: &Path) {
 }
 
 fn engine(c: &mut Criterion) {
-    let world = Arc::new(World::load(repo().join("fixtures/worlds/support-desk")).expect("support-desk loads"));
+    let world = Arc::new(
+        World::load(repo().join("fixtures/worlds/support-desk")).expect("support-desk loads"),
+    );
     let (read_task, read, write_task, write) = pick_steps(&world);
     let mut ep = Episode::new(Arc::clone(&world)).expect("episode");
     ep.set_enforce_limits(false);
 
-    c.bench_function("support_desk/reset", |b| b.iter(|| ep.reset(&read_task, 0).expect("reset")));
+    c.bench_function("support_desk/reset", |b| {
+        b.iter(|| ep.reset(&read_task, 0).expect("reset"))
+    });
 
     ep.reset(&read_task, 0).expect("reset");
-    c.bench_function("support_desk/read_step", |b| b.iter(|| ep.step(&read).expect("step")));
+    c.bench_function("support_desk/read_step", |b| {
+        b.iter(|| ep.step(&read).expect("step"))
+    });
 
     let (last, before) = write.split_last().expect("write step");
     c.bench_function("support_desk/write_step", |b| {
@@ -91,7 +108,9 @@ fn engine(c: &mut Criterion) {
     let (_keep, big) = big_world();
     let big = Arc::new(World::load(&big).expect("big world loads"));
     let mut big_ep = Episode::new(Arc::clone(&big)).expect("episode");
-    c.bench_function("big_10k_rows/reset", |b| b.iter(|| big_ep.reset("pay-back", 0).expect("reset")));
+    c.bench_function("big_10k_rows/reset", |b| {
+        b.iter(|| big_ep.reset("pay-back", 0).expect("reset"))
+    });
 }
 
 criterion_group!(benches, engine);

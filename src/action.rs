@@ -118,9 +118,10 @@ mod tests {
         let engine = Action::from_json(&json!({"tool": "t", "args": {"a": 1}})).unwrap();
         let tau = Action::from_json(&json!({"name": "t", "kwargs": {"a": 1}})).unwrap();
         let openai = Action::from_json(&json!({"name": "t", "arguments": "{\"a\": 1}"})).unwrap();
-        let wrapped =
-            Action::from_json(&json!({"type": "function", "function": {"name": "t", "arguments": {"a": 1}}}))
-                .unwrap();
+        let wrapped = Action::from_json(
+            &json!({"type": "function", "function": {"name": "t", "arguments": {"a": 1}}}),
+        )
+        .unwrap();
         assert_eq!(engine, tau);
         assert_eq!(engine, openai);
         assert_eq!(engine, wrapped);
@@ -128,16 +129,27 @@ mod tests {
             Action::from_json(&json!({"name": "respond", "kwargs": {"content": "hi"}})).unwrap(),
             Action::message("hi")
         );
-        assert_eq!(Action::from_json(&json!({"message": "hi"})).unwrap(), Action::message("hi"));
+        assert_eq!(
+            Action::from_json(&json!({"message": "hi"})).unwrap(),
+            Action::message("hi")
+        );
     }
 
     #[test]
     fn rejects_bad_shapes_with_reasons() {
-        assert!(Action::from_json(&json!([1])).unwrap_err().contains("object"));
-        assert!(Action::from_json(&json!({"foo": 1})).unwrap_err().contains("expected"));
-        assert!(Action::from_json(&json!({"name": "t", "arguments": "{oops"}))
+        assert!(Action::from_json(&json!([1]))
             .unwrap_err()
-            .contains("not valid JSON"));
-        assert!(Action::from_json(&json!({"tool": 3})).unwrap_err().contains("text"));
+            .contains("object"));
+        assert!(Action::from_json(&json!({"foo": 1}))
+            .unwrap_err()
+            .contains("expected"));
+        assert!(
+            Action::from_json(&json!({"name": "t", "arguments": "{oops"}))
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+        assert!(Action::from_json(&json!({"tool": 3}))
+            .unwrap_err()
+            .contains("text"));
     }
 }

@@ -40,14 +40,14 @@ pub mod error;
 pub mod export;
 pub mod observation;
 pub mod python;
+pub mod recorder;
 pub mod replay;
 pub mod rubric;
-pub mod recorder;
 pub mod script;
 pub mod serve;
+pub mod sql;
 pub mod store;
 pub mod template;
-pub mod sql;
 pub mod world;
 
 pub use action::Action;

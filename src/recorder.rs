@@ -41,7 +41,11 @@ struct ActiveClock {
 
 impl ActiveClock {
     fn now_ms(&self) -> i64 {
-        self.banked_ms + self.since.map(|s| s.elapsed().as_millis() as i64).unwrap_or(0)
+        self.banked_ms
+            + self
+                .since
+                .map(|s| s.elapsed().as_millis() as i64)
+                .unwrap_or(0)
     }
     fn stop(&mut self) {
         self.banked_ms = self.now_ms();
@@ -72,7 +76,13 @@ pub struct Recorder {
 
 impl Recorder {
     /// Starts a new episode of `task_id` and stores its header.
-    pub fn start(store: Arc<Store>, world: Arc<World>, task_id: &str, actor: Actor, seed: u64) -> Result<Recorder> {
+    pub fn start(
+        store: Arc<Store>,
+        world: Arc<World>,
+        task_id: &str,
+        actor: Actor,
+        seed: u64,
+    ) -> Result<Recorder> {
         let mut episode = Episode::new(Arc::clone(&world))?;
         episode.reset(task_id, seed)?;
         let now = store::now();
@@ -107,7 +117,12 @@ impl Recorder {
     /// Reopens a stored, still-open episode: rebuilds the world state by
     /// replaying its kept steps and checks each observation against the one
     /// recorded. Refuses if the world changed since, unless `force`.
-    pub fn reopen(store: Arc<Store>, world: Arc<World>, episode_id: &str, force: bool) -> Result<Recorder> {
+    pub fn reopen(
+        store: Arc<Store>,
+        world: Arc<World>,
+        episode_id: &str,
+        force: bool,
+    ) -> Result<Recorder> {
         let record = store.episode(episode_id)?;
         if !record.status.is_open() {
             return Err(Error::Conflict(format!(
@@ -137,7 +152,9 @@ impl Recorder {
     pub fn step(&mut self, action: Action, rationale: Option<String>) -> Result<RecordedStep> {
         self.require_open()?;
         if self.record.status == EpisodeStatus::Paused {
-            return Err(Error::Conflict("the episode is paused; resume it first".into()));
+            return Err(Error::Conflict(
+                "the episode is paused; resume it first".into(),
+            ));
         }
         let outcome = self.episode.step(&action)?;
         let record = StepRecord {
@@ -164,12 +181,18 @@ impl Recorder {
     }
 
     /// Sets the rationale ("why I did this") and flag of step `idx`.
-    pub fn annotate(&mut self, idx: u32, rationale: Option<String>, flag: Option<String>) -> Result<()> {
+    pub fn annotate(
+        &mut self,
+        idx: u32,
+        rationale: Option<String>,
+        flag: Option<String>,
+    ) -> Result<()> {
         let step = self
             .steps
             .get_mut(idx as usize)
             .ok_or_else(|| Error::NotFound(format!("step {idx}")))?;
-        self.store.annotate_step(&self.record.id, idx, rationale.as_deref(), flag.as_deref())?;
+        self.store
+            .annotate_step(&self.record.id, idx, rationale.as_deref(), flag.as_deref())?;
         step.rationale = rationale.filter(|r| !r.trim().is_empty());
         step.flag = flag.filter(|f| !f.trim().is_empty());
         Ok(())
@@ -179,7 +202,13 @@ impl Recorder {
     /// the world is rebuilt by replaying the steps that remain.
     pub fn undo(&mut self) -> Result<Option<u32>> {
         self.require_open()?;
-        let Some(last) = self.steps.iter().rev().find(|s| !s.retracted).map(|s| s.idx) else {
+        let Some(last) = self
+            .steps
+            .iter()
+            .rev()
+            .find(|s| !s.retracted)
+            .map(|s| s.idx)
+        else {
             return Ok(None);
         };
         self.store.retract_step(&self.record.id, last)?;
@@ -221,7 +250,8 @@ impl Recorder {
 
     fn set_status(&mut self, status: EpisodeStatus, final_message: Option<String>) -> Result<()> {
         let active = self.clock.now_ms();
-        self.store.update_episode(&self.record.id, status, active, final_message.as_deref())?;
+        self.store
+            .update_episode(&self.record.id, status, active, final_message.as_deref())?;
         self.record.status = status;
         self.record.active_ms = active;
         if status == EpisodeStatus::Submitted {
@@ -245,10 +275,14 @@ impl Recorder {
     }
 
     fn last_message(&self) -> Option<String> {
-        self.steps.iter().rev().filter(|s| !s.retracted).find_map(|s| match &s.action {
-            Action::Message { message } => Some(message.clone()),
-            _ => None,
-        })
+        self.steps
+            .iter()
+            .rev()
+            .filter(|s| !s.retracted)
+            .find_map(|s| match &s.action {
+                Action::Message { message } => Some(message.clone()),
+                _ => None,
+            })
     }
 
     pub fn record(&self) -> &EpisodeRecord {
@@ -296,7 +330,12 @@ pub fn check_world(record: &EpisodeRecord, world: &World, force: bool) -> Result
 
 /// Resets `episode` and replays the kept steps. With `verify`, each
 /// observation must equal the recorded one.
-fn rebuild(episode: &mut Episode, record: &EpisodeRecord, steps: &[StepRecord], verify: bool) -> Result<()> {
+fn rebuild(
+    episode: &mut Episode,
+    record: &EpisodeRecord,
+    steps: &[StepRecord],
+    verify: bool,
+) -> Result<()> {
     episode.reset(&record.task_id, record.seed)?;
     for step in steps.iter().filter(|s| !s.retracted) {
         let out = episode.step(&step.action)?;

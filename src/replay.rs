@@ -63,9 +63,13 @@ pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
     }
 }
 
-fn parse_line(line: &str) -> std::result::Result<(Option<Value>, Option<String>, Vec<Action>), String> {
+fn parse_line(
+    line: &str,
+) -> std::result::Result<(Option<Value>, Option<String>, Vec<Action>), String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
-    let obj = value.as_object().ok_or("expected a JSON object with an `actions` list")?;
+    let obj = value
+        .as_object()
+        .ok_or("expected a JSON object with an `actions` list")?;
     let actions = obj
         .get("actions")
         .and_then(Value::as_array)
@@ -75,12 +79,19 @@ fn parse_line(line: &str) -> std::result::Result<(Option<Value>, Option<String>,
         .enumerate()
         .map(|(i, a)| Action::from_json(a).map_err(|e| format!("action {}: {e}", i + 1)))
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    let task_id = obj.get("task_id").and_then(Value::as_str).map(str::to_string);
+    let task_id = obj
+        .get("task_id")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     Ok((obj.get("task_index").cloned(), task_id, actions))
 }
 
 /// Replays one action list on `episode` from a fresh reset.
-pub fn replay_one(episode: &mut Episode, task_id: &str, actions: &[Action]) -> Result<(Vec<String>, Changes)> {
+pub fn replay_one(
+    episode: &mut Episode,
+    task_id: &str,
+    actions: &[Action],
+) -> Result<(Vec<String>, Changes)> {
     episode.set_enforce_limits(false);
     episode.reset(task_id, 0)?;
     let mut observations = Vec::with_capacity(actions.len());
@@ -103,7 +114,12 @@ fn task_for<'a>(world: &'a World, input: &'a ReplayInput) -> Result<&'a str> {
             .keys()
             .next()
             .map(String::as_str)
-            .ok_or_else(|| Error::Other(format!("world `{}` has no task to replay against", world.meta.id))),
+            .ok_or_else(|| {
+                Error::Other(format!(
+                    "world `{}` has no task to replay against",
+                    world.meta.id
+                ))
+            }),
     }
 }
 

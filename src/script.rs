@@ -81,29 +81,49 @@ pub fn engine() -> Engine {
         )
     });
     engine.register_fn("query_row", |sql: &str| {
-        Ok::<_, Box<EvalAltResult>>(query(sql, Map::new())?.into_iter().next().unwrap_or(Dynamic::UNIT))
+        Ok::<_, Box<EvalAltResult>>(
+            query(sql, Map::new())?
+                .into_iter()
+                .next()
+                .unwrap_or(Dynamic::UNIT),
+        )
     });
     engine.register_fn("query_value", query_value);
     engine.register_fn("query_value", |sql: &str| query_value(sql, Map::new()));
     engine.register_fn("execute", execute);
     engine.register_fn("execute", |sql: &str| execute(sql, Map::new()));
-    engine.register_fn("fail", |message: &str| -> Result<Dynamic, Box<EvalAltResult>> {
-        Err(EvalAltResult::ErrorRuntime(Dynamic::from(FailMarker(message.to_string())), Position::NONE).into())
-    });
-    engine.register_fn("json_decode", |text: &str| -> Result<Dynamic, Box<EvalAltResult>> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| runtime(format!("json_decode: {e}")))?;
-        json_to_dynamic(&value)
-    });
-    engine.register_fn("json_encode", |value: Dynamic| -> Result<String, Box<EvalAltResult>> {
-        Ok(dynamic_to_json(&value)?.to_string())
-    });
+    engine.register_fn(
+        "fail",
+        |message: &str| -> Result<Dynamic, Box<EvalAltResult>> {
+            Err(EvalAltResult::ErrorRuntime(
+                Dynamic::from(FailMarker(message.to_string())),
+                Position::NONE,
+            )
+            .into())
+        },
+    );
+    engine.register_fn(
+        "json_decode",
+        |text: &str| -> Result<Dynamic, Box<EvalAltResult>> {
+            let value: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| runtime(format!("json_decode: {e}")))?;
+            json_to_dynamic(&value)
+        },
+    );
+    engine.register_fn(
+        "json_encode",
+        |value: Dynamic| -> Result<String, Box<EvalAltResult>> {
+            Ok(dynamic_to_json(&value)?.to_string())
+        },
+    );
     engine.register_fn("py_round", |x: i64, _n: i64| x);
     engine.register_fn("py_round", |x: f64, n: i64| {
         python::number::round_half_even(x, i32::try_from(n).unwrap_or(0))
     });
     engine.register_fn("py_round", |x: i64| x);
-    engine.register_fn("py_round", |x: f64| python::number::round_half_even(x, 0) as i64);
+    engine.register_fn("py_round", |x: f64| {
+        python::number::round_half_even(x, 0) as i64
+    });
     engine.register_fn("py_str", |x: i64| x.to_string());
     engine.register_fn("py_str", python::number::float_repr);
     engine.register_fn("py_str", |x: ImmutableString| x);
@@ -175,9 +195,9 @@ fn classify(err: &EvalAltResult) -> ScriptError {
                 ScriptError::Rejected(value.to_string())
             }
         }
-        EvalAltResult::ErrorTooManyOperations(_) => ScriptError::Failed(
-            "the tool's script ran too long and was stopped".to_string(),
-        ),
+        EvalAltResult::ErrorTooManyOperations(_) => {
+            ScriptError::Failed("the tool's script ran too long and was stopped".to_string())
+        }
         other => ScriptError::Failed(other.to_string()),
     }
 }
@@ -274,7 +294,9 @@ fn query_value(sql: &str, params: Map) -> Result<Dynamic, Box<EvalAltResult>> {
         bind(&mut stmt, &params)?;
         let mut rows = stmt.raw_query();
         match rows.next().map_err(|e| sql_failure(e.to_string()))? {
-            Some(row) => Ok(sql_to_dynamic(row.get_ref(0).map_err(|e| sql_failure(e.to_string()))?)),
+            Some(row) => Ok(sql_to_dynamic(
+                row.get_ref(0).map_err(|e| sql_failure(e.to_string()))?,
+            )),
             None => Ok(Dynamic::UNIT),
         }
     })

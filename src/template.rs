@@ -12,7 +12,12 @@ pub fn register_filters(env: &mut Environment<'static>) {
 fn money(cents: Value) -> Result<String, Error> {
     let cents = i64::try_from(cents.clone())
         .or_else(|_| f64::try_from(cents).map(|f| f.round() as i64))
-        .map_err(|_| Error::new(ErrorKind::InvalidOperation, "money expects an amount in cents"))?;
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                "money expects an amount in cents",
+            )
+        })?;
     let sign = if cents < 0 { "-" } else { "" };
     let abs = cents.unsigned_abs();
     Ok(format!("{sign}${}.{:02}", group(abs / 100), abs % 100))
@@ -26,7 +31,11 @@ fn number(value: Value, places: Option<u32>) -> Result<String, Error> {
     let text = format!("{:.*}", places, x.abs());
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
     let int: u64 = int.parse().unwrap_or(0);
-    let sign = if x < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') { "-" } else { "" };
+    let sign = if x < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        "-"
+    } else {
+        ""
+    };
     Ok(if frac.is_empty() {
         format!("{sign}{}", group(int))
     } else {
@@ -57,6 +66,9 @@ mod tests {
         assert_eq!(money(Value::from(0)).unwrap(), "$0.00");
         assert_eq!(number(Value::from(1234.5), Some(2)).unwrap(), "1,234.50");
         assert_eq!(number(Value::from(999), None).unwrap(), "999");
-        assert_eq!(number(Value::from(-1234567.0), Some(1)).unwrap(), "-1,234,567.0");
+        assert_eq!(
+            number(Value::from(-1234567.0), Some(1)).unwrap(),
+            "-1,234,567.0"
+        );
     }
 }

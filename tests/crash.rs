@@ -60,13 +60,19 @@ fn sigkill_loses_no_reported_step() {
         }
         child.kill().expect("SIGKILL");
         let _ = child.wait();
-        assert!(started.elapsed() < Duration::from_secs(120), "crash test is taking too long (round {round})");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "crash test is taking too long (round {round})"
+        );
 
         let store = Store::open(&path).expect("the store opens after a kill");
         store.integrity_check().expect("integrity after a kill");
         for (id, idx) in &reported {
             let steps = store.steps(id).expect("steps");
-            assert!(steps.iter().any(|s| s.idx == *idx), "step {idx} of {id} was reported but is missing");
+            assert!(
+                steps.iter().any(|s| s.idx == *idx),
+                "step {idx} of {id} was reported but is missing"
+            );
         }
         // The episode the child was writing must be resumable, unless it
         // was closed because it hit its step limit.
@@ -76,5 +82,9 @@ fn sigkill_loses_no_reported_step() {
             }
         }
     }
-    assert!(reported.len() >= 25, "the child recorded too few steps: {}", reported.len());
+    assert!(
+        reported.len() >= 25,
+        "the child recorded too few steps: {}",
+        reported.len()
+    );
 }

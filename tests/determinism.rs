@@ -35,12 +35,19 @@ fn every_fixture_world_loads() {
 #[test]
 fn every_task_solution_replays_byte_identically() {
     let mut checked = 0;
-    for dir in common::fixture_worlds().into_iter().chain([common::mini_dir()]) {
+    for dir in common::fixture_worlds()
+        .into_iter()
+        .chain([common::mini_dir()])
+    {
         let world = Arc::new(World::load(&dir).expect("world loads"));
         for task in world.tasks.keys() {
             let a = run_solution(&world, task);
             let b = run_solution(&world, task);
-            assert!(a == b, "{}: task {task} is not deterministic", world.meta.id);
+            assert!(
+                a == b,
+                "{}: task {task} is not deterministic",
+                world.meta.id
+            );
             checked += 1;
         }
     }
@@ -53,16 +60,29 @@ fn support_desk_solutions_succeed_where_they_should() {
     // task marks as expected to fail (a guard the expert is meant to hit).
     let dir = common::repo().join("fixtures/worlds/support-desk");
     let world = Arc::new(World::load(&dir).expect("support-desk loads"));
-    assert!(world.tasks.len() >= 5, "support-desk needs at least 5 tasks");
-    assert!(world.tools.len() >= 8, "support-desk needs at least 8 tools");
-    assert!(world.views.len() >= 3, "support-desk needs at least 3 views");
+    assert!(
+        world.tasks.len() >= 5,
+        "support-desk needs at least 5 tasks"
+    );
+    assert!(
+        world.tools.len() >= 8,
+        "support-desk needs at least 8 tools"
+    );
+    assert!(
+        world.views.len() >= 3,
+        "support-desk needs at least 3 views"
+    );
     for (id, task) in &world.tasks {
         let mut ep = Episode::new(Arc::clone(&world)).unwrap();
         ep.reset(id, 0).unwrap();
         for step in &task.solution {
             let action = Action::from_json(step).unwrap();
             let out = ep.step(&action).unwrap();
-            assert!(out.observation.ok, "task {id}: {action:?} failed: {}", out.observation.text);
+            assert!(
+                out.observation.ok,
+                "task {id}: {action:?} failed: {}",
+                out.observation.text
+            );
         }
     }
 }

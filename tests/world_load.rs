@@ -6,7 +6,9 @@ use common::{copy_world, mini_dir, problems, replace, write};
 
 fn assert_problem(problems: &[String], needles: &[&str]) {
     assert!(
-        problems.iter().any(|p| needles.iter().all(|n| p.contains(n))),
+        problems
+            .iter()
+            .any(|p| needles.iter().all(|n| p.contains(n))),
         "no problem mentions all of {needles:?}; got:\n{}",
         problems.join("\n")
     );
@@ -28,16 +30,30 @@ fn changing_a_behaviour_file_changes_the_hash_but_docs_do_not() {
     let dir = copy_world(&mini_dir());
     write(dir.path(), "README.md", "docs only");
     write(dir.path(), "rubrics/x.toml", "not behaviour");
-    assert_eq!(understudy::World::load(dir.path()).unwrap().content_hash, original);
+    assert_eq!(
+        understudy::World::load(dir.path()).unwrap().content_hash,
+        original
+    );
     replace(dir.path(), "policy.md", "frozen", "locked");
-    assert_ne!(understudy::World::load(dir.path()).unwrap().content_hash, original);
+    assert_ne!(
+        understudy::World::load(dir.path()).unwrap().content_hash,
+        original
+    );
 }
 
 #[test]
 fn malformed_toml_names_file_and_line() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/transfer.toml", "[parameters.properties.amount]", "[parameters.properties.amount");
-    assert_problem(&problems(dir.path()), &["tools/transfer.toml:17", "unclosed table"]);
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "[parameters.properties.amount]",
+        "[parameters.properties.amount",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["tools/transfer.toml:17", "unclosed table"],
+    );
 }
 
 #[test]
@@ -48,46 +64,116 @@ fn misplaced_top_level_keys_get_a_hint() {
         "tools/get_account.toml",
         "name = \"get_account\"\ndescription = \"x\"\n[[guards]]\ncheck = \"SELECT 1\"\nerror = \"e\"\nbody = []\n",
     );
-    assert_problem(&problems(dir.path()), &["tools/get_account.toml:6", "unknown field `body`", "before the first"]);
+    assert_problem(
+        &problems(dir.path()),
+        &[
+            "tools/get_account.toml:6",
+            "unknown field `body`",
+            "before the first",
+        ],
+    );
 }
 
 #[test]
 fn sql_that_does_not_prepare_is_reported_with_tool_guard_and_line() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/transfer.toml", "SELECT NOT frozen AS ok", "SELECT NOT frozn AS ok");
-    assert_problem(&problems(dir.path()), &["tools/transfer.toml:26", "tool transfer, guard 2", "no such column: frozn"]);
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "SELECT NOT frozen AS ok",
+        "SELECT NOT frozn AS ok",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &[
+            "tools/transfer.toml:26",
+            "tool transfer, guard 2",
+            "no such column: frozn",
+        ],
+    );
 }
 
 #[test]
 fn undeclared_parameters_are_reported() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/transfer.toml", "balance + :amount WHERE id = :to_id", "balance + :amount WHERE id = :dest");
-    assert_problem(&problems(dir.path()), &["tool transfer, body statement 2", ":dest", "not a declared parameter"]);
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "balance + :amount WHERE id = :to_id",
+        "balance + :amount WHERE id = :dest",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &[
+            "tool transfer, body statement 2",
+            ":dest",
+            "not a declared parameter",
+        ],
+    );
 }
 
 #[test]
 fn bad_json_schema_and_required_mismatch_are_reported() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/transfer.toml", "required = [\"from_id\", \"to_id\", \"amount\"]", "required = [\"from_id\", \"to_id\", \"amount\", \"memo\"]");
-    assert_problem(&problems(dir.path()), &["tool transfer, parameter memo", "not declared"]);
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "required = [\"from_id\", \"to_id\", \"amount\"]",
+        "required = [\"from_id\", \"to_id\", \"amount\", \"memo\"]",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["tool transfer, parameter memo", "not declared"],
+    );
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/transfer.toml", "type = \"number\"", "type = \"numbr\"");
-    assert_problem(&problems(dir.path()), &["tool transfer, parameters", "not a valid JSON Schema"]);
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "type = \"number\"",
+        "type = \"numbr\"",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["tool transfer, parameters", "not a valid JSON Schema"],
+    );
 }
 
 #[test]
 fn seed_rows_must_fit_the_schema() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "data/accounts.csv", "A-2,Charles Babbage,50.5", "A-2,Charles Babbage,fifty");
-    assert_problem(&problems(dir.path()), &["data/accounts.csv:3", "column `balance`", "expected a number"]);
+    replace(
+        dir.path(),
+        "data/accounts.csv",
+        "A-2,Charles Babbage,50.5",
+        "A-2,Charles Babbage,fifty",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &[
+            "data/accounts.csv:3",
+            "column `balance`",
+            "expected a number",
+        ],
+    );
 
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "data/accounts.csv", "A-2,Charles Babbage,50.5", "A-2,Charles Babbage,-1");
-    assert_problem(&problems(dir.path()), &["data/accounts.csv:3", "CHECK constraint failed"]);
+    replace(
+        dir.path(),
+        "data/accounts.csv",
+        "A-2,Charles Babbage,50.5",
+        "A-2,Charles Babbage,-1",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["data/accounts.csv:3", "CHECK constraint failed"],
+    );
 
     let dir = copy_world(&mini_dir());
     replace(dir.path(), "data/accounts.csv", "id,owner", "id,ownr");
-    assert_problem(&problems(dir.path()), &["data/accounts.csv:1", "`ownr` is not a column"]);
+    assert_problem(
+        &problems(dir.path()),
+        &["data/accounts.csv:1", "`ownr` is not a column"],
+    );
 
     let dir = copy_world(&mini_dir());
     write(dir.path(), "data/docs.json", "{\"d1\": {\"title\": \"x\",}");
@@ -97,9 +183,16 @@ fn seed_rows_must_fit_the_schema() {
 #[test]
 fn foreign_keys_in_seed_data_are_checked() {
     let dir = copy_world(&mini_dir());
-    write(dir.path(), "data/transfers.csv", "id,from_id,to_id,amount,at\nT-1,A-1,A-404,1,2025-01-01\n");
+    write(
+        dir.path(),
+        "data/transfers.csv",
+        "id,from_id,to_id,amount,at\nT-1,A-1,A-404,1,2025-01-01\n",
+    );
     replace(dir.path(), "world.toml", "[[seed]]\ntable = \"docs\"", "[[seed]]\ntable = \"transfers\"\nfile = \"data/transfers.csv\"\n\n[[seed]]\ntable = \"docs\"");
-    assert_problem(&problems(dir.path()), &["data/transfers.csv:2", "foreign key"]);
+    assert_problem(
+        &problems(dir.path()),
+        &["data/transfers.csv:2", "foreign key"],
+    );
 }
 
 #[test]
@@ -117,7 +210,10 @@ fn missing_files_are_named() {
 
     let dir = copy_world(&mini_dir());
     std::fs::remove_file(dir.path().join("scripts/tag_doc.rhai")).unwrap();
-    assert_problem(&problems(dir.path()), &["tools/tag_doc.toml", "tool tag_doc, script"]);
+    assert_problem(
+        &problems(dir.path()),
+        &["tools/tag_doc.toml", "tool tag_doc, script"],
+    );
 
     assert!(understudy::World::load("/nonexistent/world").is_err());
 }
@@ -125,20 +221,45 @@ fn missing_files_are_named() {
 #[test]
 fn task_references_must_resolve() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tasks/tasks.toml", "tools = [\"get_account\", \"transfer\"]", "tools = [\"get_account\", \"wire\"]");
-    replace(dir.path(), "tasks/tasks.toml", "key = \"A-1\"", "key = \"A-404\"");
-    replace(dir.path(), "tasks/tasks.toml", "amount = 25.0", "amount = \"lots\"");
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "tools = [\"get_account\", \"transfer\"]",
+        "tools = [\"get_account\", \"wire\"]",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "key = \"A-1\"",
+        "key = \"A-404\"",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "amount = 25.0",
+        "amount = \"lots\"",
+    );
     let p = problems(dir.path());
     assert_problem(&p, &["task frozen", "`wire`"]);
     assert_problem(&p, &["task pay-back", "A-404", "not in the seed data"]);
-    assert_problem(&p, &["task pay-back", "solution step 2 (transfer)", "amount"]);
+    assert_problem(
+        &p,
+        &["task pay-back", "solution step 2 (transfer)", "amount"],
+    );
 }
 
 #[test]
 fn script_syntax_errors_have_a_line() {
     let dir = copy_world(&mini_dir());
-    write(dir.path(), "scripts/tag_doc.rhai", "let x = 1;\nlet y = ;\n");
-    assert_problem(&problems(dir.path()), &["scripts/tag_doc.rhai:2", "does not compile"]);
+    write(
+        dir.path(),
+        "scripts/tag_doc.rhai",
+        "let x = 1;\nlet y = ;\n",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["scripts/tag_doc.rhai:2", "does not compile"],
+    );
     let dir = copy_world(&mini_dir());
     write(dir.path(), "scripts/tag_doc.rhai", "let x = argz.doc_id;\n");
     assert_problem(&problems(dir.path()), &["scripts/tag_doc.rhai:1", "argz"]);
@@ -147,7 +268,12 @@ fn script_syntax_errors_have_a_line() {
 #[test]
 fn every_problem_is_reported_not_just_the_first() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/transfer.toml", "SELECT NOT frozen AS ok", "SELECT NOT frozn AS ok");
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "SELECT NOT frozen AS ok",
+        "SELECT NOT frozn AS ok",
+    );
     replace(dir.path(), "views.toml", "ORDER BY id", "ORDER BY idd");
     std::fs::remove_file(dir.path().join("policy.md")).unwrap();
     let p = problems(dir.path());
@@ -158,8 +284,18 @@ fn every_problem_is_reported_not_just_the_first() {
 #[test]
 fn bad_manifest_values_are_explained() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "world.toml", "start = \"2025-01-01T09:00:00Z\"", "start = \"yesterday\"");
-    replace(dir.path(), "world.toml", "id = \"mini\"", "id = \"Mini World\"");
+    replace(
+        dir.path(),
+        "world.toml",
+        "start = \"2025-01-01T09:00:00Z\"",
+        "start = \"yesterday\"",
+    );
+    replace(
+        dir.path(),
+        "world.toml",
+        "id = \"mini\"",
+        "id = \"Mini World\"",
+    );
     let p = problems(dir.path());
     assert_problem(&p, &["world.toml", "clock.start", "RFC 3339"]);
     assert_problem(&p, &["world.toml", "id", "lowercase"]);

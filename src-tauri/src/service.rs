@@ -123,7 +123,8 @@ impl Service {
     }
 
     pub fn world_detail(&self, id: &str) -> AppResult<WorldDetail> {
-        Ok(WorldDetail::new(&self.world(id)?))
+        let world = self.world(id)?;
+        Ok(WorldDetail::new(&world))
     }
 
     // ---- experts ----

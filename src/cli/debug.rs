@@ -31,18 +31,40 @@ pub enum DebugCommand {
 }
 
 pub fn run(cmd: DebugCommand) -> anyhow::Result<ExitCode> {
-    let DebugCommand::RecordLoop { store, world, task, resume, max } = cmd;
+    let DebugCommand::RecordLoop {
+        store,
+        world,
+        task,
+        resume,
+        max,
+    } = cmd;
     let store = Arc::new(Store::open(&store)?);
     let world = super::load_world(&world)?;
     let mut rec = match resume {
         Some(id) => Recorder::reopen(store.clone(), world.clone(), &id, false)?,
-        None => Recorder::start(store.clone(), world.clone(), &task, Actor::Agent { model: "crash-test".into() }, 0)?,
+        None => Recorder::start(
+            store.clone(),
+            world.clone(),
+            &task,
+            Actor::Agent {
+                model: "crash-test".into(),
+            },
+            0,
+        )?,
     };
     let mut out = std::io::stdout().lock();
     for i in 0..max {
         if rec.is_done() {
             rec.submit(None)?;
-            rec = Recorder::start(store.clone(), world.clone(), &task, Actor::Agent { model: "crash-test".into() }, 0)?;
+            rec = Recorder::start(
+                store.clone(),
+                world.clone(),
+                &task,
+                Actor::Agent {
+                    model: "crash-test".into(),
+                },
+                0,
+            )?;
         }
         let action = if i % 2 == 0 {
             Action::message(format!("message {i}"))

@@ -3,11 +3,11 @@
 
 mod debug;
 mod export;
+mod replay;
 mod rubric;
+mod run;
 mod score;
 mod serve;
-mod replay;
-mod run;
 mod world;
 
 use std::process::ExitCode;
@@ -15,7 +15,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "understudy", version, about = "Record expert trajectories in simulated jobs, serve them to agents, score and export them.")]
+#[command(
+    name = "understudy",
+    version,
+    about = "Record expert trajectories in simulated jobs, serve them to agents, score and export them."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -73,6 +77,8 @@ pub fn main() -> ExitCode {
 }
 
 /// Loads a world, turning load problems into a readable error.
-pub(crate) fn load_world(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<understudy::World>> {
+pub(crate) fn load_world(
+    dir: &std::path::Path,
+) -> anyhow::Result<std::sync::Arc<understudy::World>> {
     Ok(std::sync::Arc::new(understudy::World::load(dir)?))
 }

@@ -24,13 +24,16 @@ pub struct ReplayArgs {
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let world = super::load_world(&args.world)?;
-    let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let text = std::fs::read_to_string(&args.input)
+        .with_context(|| format!("reading {}", args.input.display()))?;
     let inputs = replay::parse_input(&text, &args.input.display().to_string())?;
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(inputs.len() as u64);
         bar.set_style(
-            ProgressStyle::with_template("{spinner} replaying [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} replaying [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar
     } else {
@@ -50,8 +53,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         // half-written output behind.
         let tmp = args.output.with_extension("jsonl.partial");
         std::fs::write(&tmp, &buf).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &args.output).with_context(|| format!("writing {}", args.output.display()))?;
+        std::fs::rename(&tmp, &args.output)
+            .with_context(|| format!("writing {}", args.output.display()))?;
     }
-    eprintln!("replayed {} action lists in world {}", outputs.len(), world.meta.id);
+    eprintln!(
+        "replayed {} action lists in world {}",
+        outputs.len(),
+        world.meta.id
+    );
     Ok(ExitCode::SUCCESS)
 }

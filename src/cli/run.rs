@@ -38,10 +38,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         task.solution.clone()
     } else {
         let text = match &args.actions {
-            Some(p) if p.as_os_str() != "-" => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+            Some(p) if p.as_os_str() != "-" => {
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?
+            }
             _ => {
                 let mut s = String::new();
-                std::io::stdin().read_to_string(&mut s).context("reading actions from standard input")?;
+                std::io::stdin()
+                    .read_to_string(&mut s)
+                    .context("reading actions from standard input")?;
                 s
             }
         };
@@ -51,7 +55,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             Value::Object(ref o) if o.get("actions").is_some_and(Value::is_array) => {
                 o["actions"].as_array().cloned().unwrap_or_default()
             }
-            _ => anyhow::bail!("expected a JSON list of actions, or an object with an `actions` list"),
+            _ => anyhow::bail!(
+                "expected a JSON list of actions, or an object with an `actions` list"
+            ),
         }
     };
     let actions = raw

@@ -36,7 +36,10 @@ fn check(dir: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
     match World::load(&dir) {
         Ok(world) => {
             if as_json {
-                println!("{}", json!({"ok": true, "world": world.meta.id, "version": world.meta.version, "content_hash": world.content_hash, "problems": []}));
+                println!(
+                    "{}",
+                    json!({"ok": true, "world": world.meta.id, "version": world.meta.version, "content_hash": world.content_hash, "problems": []})
+                );
             } else {
                 println!(
                     "ok: {} {} — {} tools, {} views, {} tasks, {} tables (hash {})",
@@ -83,7 +86,10 @@ fn describe(dir: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{} — {} (version {})", world.meta.id, world.meta.name, world.meta.version);
+    println!(
+        "{} — {} (version {})",
+        world.meta.id, world.meta.name, world.meta.version
+    );
     if !world.meta.description.is_empty() {
         println!("{}", world.meta.description.trim());
     }
@@ -99,18 +105,31 @@ fn describe(dir: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
             understudy::world::ToolKind::Read => "read ",
             understudy::world::ToolKind::Write => "write",
         };
-        let ends = if t.ends_episode { " (ends the episode)" } else { "" };
+        let ends = if t.ends_episode {
+            " (ends the episode)"
+        } else {
+            ""
+        };
         println!("  {kind} {}({}){ends}", t.name, params.join(", "));
         println!("        {}", first_line(&t.description));
     }
-    println!("\nViews ({}), each also a read tool view_<name>:", world.views.len());
+    println!(
+        "\nViews ({}), each also a read tool view_<name>:",
+        world.views.len()
+    );
     for v in world.views.values() {
         println!("  {} — {} [{}]", v.name, v.title, v.columns.join(", "));
     }
     println!("\nTasks ({}):", world.tasks.len());
     for t in world.tasks.values() {
         let difficulty = t.difficulty.as_deref().unwrap_or("-");
-        println!("  {} [{difficulty}] {} (max {} steps, {} solution steps)", t.id, t.title, t.max_steps, t.solution.len());
+        println!(
+            "  {} [{difficulty}] {} (max {} steps, {} solution steps)",
+            t.id,
+            t.title,
+            t.max_steps,
+            t.solution.len()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -46,7 +46,9 @@ pub(super) fn compute(ep: &Episode) -> Result<Changes> {
         by_table.entry(table).or_default().push(*rowid);
     }
     for (table, rowids) in by_table {
-        let Some(info) = ep.world.table(table) else { continue };
+        let Some(info) = ep.world.table(table) else {
+            continue;
+        };
         let live = ep.conn();
         let mut keys: IndexSet<Value> = IndexSet::new();
         for rowid in rowids {
@@ -88,7 +90,11 @@ fn key_column(info: &TableInfo) -> String {
 }
 
 fn key_at(conn: &Connection, info: &TableInfo, rowid: i64) -> Result<Option<Value>> {
-    let sql = format!("SELECT {} FROM {} WHERE rowid = ?1", quote(&key_column(info)), quote(&info.name));
+    let sql = format!(
+        "SELECT {} FROM {} WHERE rowid = ?1",
+        quote(&key_column(info)),
+        quote(&info.name)
+    );
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query([rowid])?;
     Ok(match rows.next()? {
@@ -98,7 +104,11 @@ fn key_at(conn: &Connection, info: &TableInfo, rowid: i64) -> Result<Option<Valu
 }
 
 fn record(conn: &Connection, info: &TableInfo, key: &Value) -> Result<Option<Value>> {
-    let sql = format!("SELECT * FROM {} WHERE {} IS ?1", quote(&info.name), quote(&key_column(info)));
+    let sql = format!(
+        "SELECT * FROM {} WHERE {} IS ?1",
+        quote(&info.name),
+        quote(&key_column(info))
+    );
     let mut stmt = conn.prepare_cached(&sql)?;
     stmt.raw_bind_parameter(1, crate::sql::values::from_json(key))?;
     let row = collect_rows(&mut stmt)?.into_iter().next();

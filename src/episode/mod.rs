@@ -156,7 +156,10 @@ impl Episode {
         conn.flush_prepared_statement_cache();
         conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
         *self.lock_state() = SimState::new(world.meta.clock_start, seed, world.meta.ids.clone());
-        self.touched.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.touched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         self.task_id = task_id.to_string();
         self.seed = seed;
         self.steps = 0;
@@ -177,8 +180,16 @@ impl Episode {
     pub fn step(&mut self, action: &Action) -> Result<StepOutcome> {
         match self.status {
             Status::Running => {}
-            Status::Terminated => return Err(Error::EpisodeOver { reason: "the task ended".into() }),
-            Status::Truncated => return Err(Error::EpisodeOver { reason: "the step limit was reached".into() }),
+            Status::Terminated => {
+                return Err(Error::EpisodeOver {
+                    reason: "the task ended".into(),
+                })
+            }
+            Status::Truncated => {
+                return Err(Error::EpisodeOver {
+                    reason: "the step limit was reached".into(),
+                })
+            }
         }
         let (observation, ends) = match action {
             Action::Message { .. } => (self.reply(), false),
@@ -228,7 +239,10 @@ impl Episode {
         if let (true, Some(tool)) = (allowed, world.tools.get(name)) {
             return (tool_call::run(self, tool, args), tool.ends_episode);
         }
-        if let Some(view) = name.strip_prefix(VIEW_TOOL_PREFIX).and_then(|v| world.views.get(v)) {
+        if let Some(view) = name
+            .strip_prefix(VIEW_TOOL_PREFIX)
+            .and_then(|v| world.views.get(v))
+        {
             return (view_call::run(self, view, args), false);
         }
         let message = if world.tools.contains_key(name) {
@@ -236,7 +250,10 @@ impl Episode {
         } else {
             format!("Unknown action {name}")
         };
-        (Observation::failure(ObservationErrorCode::UnknownTool, message), false)
+        (
+            Observation::failure(ObservationErrorCode::UnknownTool, message),
+            false,
+        )
     }
 
     /// A message to the customer; the observation is their reply, taken from
@@ -265,7 +282,11 @@ impl Episode {
 
     /// Runs a read-only query against the live state, under the sandbox and
     /// the operation budget: for rubrics and inspection.
-    pub fn query(&self, sql: &str, params: &serde_json::Map<String, Value>) -> Result<Vec<serde_json::Map<String, Value>>> {
+    pub fn query(
+        &self,
+        sql: &str,
+        params: &serde_json::Map<String, Value>,
+    ) -> Result<Vec<serde_json::Map<String, Value>>> {
         crate::sql::sandbox::check_statement_kind(sql).map_err(Error::Other)?;
         self.ops.store(0, Ordering::Relaxed);
         let conn = self.conn();
@@ -314,7 +335,11 @@ impl Episode {
             world_id: self.world.meta.id.clone(),
             task_id: self.task_id.clone(),
             steps: self.steps,
-            max_steps: self.world.task(&self.task_id).map(|t| t.max_steps).unwrap_or(0),
+            max_steps: self
+                .world
+                .task(&self.task_id)
+                .map(|t| t.max_steps)
+                .unwrap_or(0),
             clock: self.clock(),
         }
     }
@@ -324,10 +349,14 @@ impl Episode {
     }
 
     pub(crate) fn conn(&self) -> &Connection {
-        self.conn.as_ref().expect("the connection is only lent during a script call")
+        self.conn
+            .as_ref()
+            .expect("the connection is only lent during a script call")
     }
 
     fn conn_mut(&mut self) -> &mut Connection {
-        self.conn.as_mut().expect("the connection is only lent during a script call")
+        self.conn
+            .as_mut()
+            .expect("the connection is only lent during a script call")
     }
 }

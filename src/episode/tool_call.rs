@@ -21,7 +21,11 @@ pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> O
     if !problems.is_empty() {
         return Observation::failure(
             ObservationErrorCode::InvalidArguments,
-            format!("invalid arguments for {}: {}", tool.name, problems.join("; ")),
+            format!(
+                "invalid arguments for {}: {}",
+                tool.name,
+                problems.join("; ")
+            ),
         );
     }
     if let Err(e) = ep.conn().execute_batch("SAVEPOINT tool_call") {
@@ -46,7 +50,12 @@ pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> O
     }
 }
 
-fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: SandboxMode) -> Observation {
+fn execute(
+    ep: &mut Episode,
+    tool: &Tool,
+    args: &Map<String, Value>,
+    mode: SandboxMode,
+) -> Observation {
     let world = std::sync::Arc::clone(&ep.world);
     let lookup = |name: &str| args.get(name).map(from_json);
 
@@ -73,7 +82,11 @@ fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: Sandb
             Ok((false, row)) => {
                 let mut context = args.clone();
                 context.extend(row);
-                let message = render(&world.templates, &guard.error_template, &Value::Object(context));
+                let message = render(
+                    &world.templates,
+                    &guard.error_template,
+                    &Value::Object(context),
+                );
                 return Observation::failure(ObservationErrorCode::GuardFailed, message);
             }
             Err(e) => return sql_failure(&e),
@@ -81,13 +94,10 @@ fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: Sandb
     }
 
     for stmt_sql in &tool.body {
-        let done = ep
-            .conn()
-            .prepare_cached(stmt_sql)
-            .and_then(|mut stmt| {
-                bind_named(&mut stmt, lookup)?;
-                stmt.raw_execute()
-            });
+        let done = ep.conn().prepare_cached(stmt_sql).and_then(|mut stmt| {
+            bind_named(&mut stmt, lookup)?;
+            stmt.raw_execute()
+        });
         if let Err(e) = done {
             return sql_failure(&e);
         }
@@ -97,7 +107,13 @@ fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: Sandb
     let mut verbatim: Option<String> = None;
     if let Some(ast) = &tool.script {
         let conn = ep.conn.take().expect("connection present outside scripts");
-        let (conn, outcome) = script::run(&world.scripts, ast, conn, mode == SandboxMode::WorldRead, &Value::Object(args.clone()));
+        let (conn, outcome) = script::run(
+            &world.scripts,
+            ast,
+            conn,
+            mode == SandboxMode::WorldRead,
+            &Value::Object(args.clone()),
+        );
         ep.conn = Some(conn);
         match outcome {
             Ok(ScriptOutput::Text(t)) => {
@@ -105,9 +121,15 @@ fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: Sandb
                 verbatim = Some(t);
             }
             Ok(ScriptOutput::Json(v)) => result = v,
-            Err(ScriptError::Rejected(m)) => return Observation::failure(ObservationErrorCode::GuardFailed, m),
-            Err(ScriptError::Sql(m)) => return Observation::failure(ObservationErrorCode::ToolFailed, m),
-            Err(ScriptError::Failed(m)) => return Observation::failure(ObservationErrorCode::ScriptFailed, m),
+            Err(ScriptError::Rejected(m)) => {
+                return Observation::failure(ObservationErrorCode::GuardFailed, m)
+            }
+            Err(ScriptError::Sql(m)) => {
+                return Observation::failure(ObservationErrorCode::ToolFailed, m)
+            }
+            Err(ScriptError::Failed(m)) => {
+                return Observation::failure(ObservationErrorCode::ScriptFailed, m)
+            }
         }
     }
 
@@ -146,14 +168,22 @@ fn execute(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>, mode: Sandb
     Observation::success(result, text)
 }
 
-fn shape(rows: Vec<Map<String, Value>>, shape: ResultShape, context: &mut Map<String, Value>) -> Value {
+fn shape(
+    rows: Vec<Map<String, Value>>,
+    shape: ResultShape,
+    context: &mut Map<String, Value>,
+) -> Value {
     match shape {
         ResultShape::Rows => {
             let rows: Vec<Value> = rows.into_iter().map(Value::Object).collect();
             context.insert("rows".into(), Value::Array(rows.clone()));
             Value::Array(rows)
         }
-        ResultShape::Row => rows.into_iter().next().map(Value::Object).unwrap_or(Value::Null),
+        ResultShape::Row => rows
+            .into_iter()
+            .next()
+            .map(Value::Object)
+            .unwrap_or(Value::Null),
         ResultShape::Value => rows
             .into_iter()
             .next()
@@ -177,4 +207,3 @@ fn sql_failure(e: &rusqlite::Error) -> Observation {
     };
     Observation::failure(ObservationErrorCode::ToolFailed, message)
 }
-

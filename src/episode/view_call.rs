@@ -47,7 +47,11 @@ impl Request {
             if view.columns.iter().any(|x| x == c) {
                 Ok(c.to_string())
             } else {
-                Err(format!("{what}: `{c}` is not a column of {} (columns: {})", view.title, view.columns.join(", ")))
+                Err(format!(
+                    "{what}: `{c}` is not a column of {} (columns: {})",
+                    view.title,
+                    view.columns.join(", ")
+                ))
             }
         };
         let mut r = Request {
@@ -62,7 +66,9 @@ impl Request {
         for (name, value) in args {
             match name.as_str() {
                 "filter" => {
-                    let obj = value.as_object().ok_or("filter: expected an object of column: value")?;
+                    let obj = value
+                        .as_object()
+                        .ok_or("filter: expected an object of column: value")?;
                     for (c, v) in obj {
                         if v.is_array() || v.is_object() {
                             return Err(format!("filter.{c}: expected a single value"));
@@ -70,16 +76,34 @@ impl Request {
                         r.filter.push((column(c, "filter")?, v.clone()));
                     }
                 }
-                "search" => r.search = Some(value.as_str().ok_or("search: expected text")?.to_string()),
-                "sort" => r.sort = Some(column(value.as_str().ok_or("sort: expected a column name")?, "sort")?),
-                "descending" => r.descending = value.as_bool().ok_or("descending: expected true or false")?,
+                "search" => {
+                    r.search = Some(value.as_str().ok_or("search: expected text")?.to_string())
+                }
+                "sort" => {
+                    r.sort = Some(column(
+                        value.as_str().ok_or("sort: expected a column name")?,
+                        "sort",
+                    )?)
+                }
+                "descending" => {
+                    r.descending = value
+                        .as_bool()
+                        .ok_or("descending: expected true or false")?
+                }
                 "limit" => {
                     r.limit = value
                         .as_i64()
                         .filter(|n| (1..=MAX_LIMIT).contains(n))
-                        .ok_or(format!("limit: expected a whole number from 1 to {MAX_LIMIT}"))?
+                        .ok_or(format!(
+                            "limit: expected a whole number from 1 to {MAX_LIMIT}"
+                        ))?
                 }
-                "offset" => r.offset = value.as_i64().filter(|n| *n >= 0).ok_or("offset: expected a whole number, 0 or more")?,
+                "offset" => {
+                    r.offset = value
+                        .as_i64()
+                        .filter(|n| *n >= 0)
+                        .ok_or("offset: expected a whole number, 0 or more")?
+                }
                 "key" if view.key.is_some() => {
                     if value.is_array() || value.is_object() || value.is_null() {
                         return Err("key: expected a single value".into());
@@ -105,7 +129,10 @@ fn list(ep: &Episode, view: &View, r: &Request) -> Observation {
         params.push(from_json(v));
     }
     if let Some(s) = r.search.as_ref().filter(|s| !s.is_empty()) {
-        let escaped = s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        let escaped = s
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
         let any: Vec<String> = view
             .columns
             .iter()
@@ -122,7 +149,11 @@ fn list(ep: &Episode, view: &View, r: &Request) -> Observation {
         format!(" WHERE {}", conditions.join(" AND "))
     };
     let order = match &r.sort {
-        Some(c) => format!(" ORDER BY {} {}", quote(c), if r.descending { "DESC" } else { "ASC" }),
+        Some(c) => format!(
+            " ORDER BY {} {}",
+            quote(c),
+            if r.descending { "DESC" } else { "ASC" }
+        ),
         None => String::new(),
     };
     let base = format!("SELECT * FROM ({}) AS v{where_clause}", view.query);
@@ -159,7 +190,14 @@ fn open_record(ep: &Episode, view: &View, key: &Value) -> Observation {
     let key_col = view.key.clone().unwrap_or_default();
     let (sql, bind_key) = match &view.record {
         Some(sql) => (sql.clone(), true),
-        None => (format!("SELECT * FROM ({}) AS v WHERE {} IS :key", view.query, quote(&key_col)), true),
+        None => (
+            format!(
+                "SELECT * FROM ({}) AS v WHERE {} IS :key",
+                view.query,
+                quote(&key_col)
+            ),
+            true,
+        ),
     };
     let outcome = (|| -> rusqlite::Result<Option<Map<String, Value>>> {
         let mut stmt = conn.prepare_cached(&sql)?;
@@ -176,7 +214,11 @@ fn open_record(ep: &Episode, view: &View, key: &Value) -> Observation {
         }
         Ok(None) => Observation::failure(
             ObservationErrorCode::GuardFailed,
-            format!("there is no record with {key_col} {} in {}", display(key), view.title),
+            format!(
+                "there is no record with {key_col} {} in {}",
+                display(key),
+                view.title
+            ),
         ),
         Err(e) => Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e)),
     }

@@ -184,7 +184,11 @@ fn round_int(i: i64, digits: i32) -> i64 {
     let q = i.div_euclid(m);
     let r = i.rem_euclid(m);
     let twice = r * 2;
-    let q = if twice > m || (twice == m && q % 2 != 0) { q + 1 } else { q };
+    let q = if twice > m || (twice == m && q % 2 != 0) {
+        q + 1
+    } else {
+        q
+    };
     q.saturating_mul(m)
 }
 
@@ -193,7 +197,15 @@ fn round_int(i: i64, digits: i32) -> i64 {
 /// every other behaviour (modifiers, formats) is SQLite's own.
 fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> {
     let helper = Arc::new(Mutex::new(Connection::open_in_memory()?));
-    for name in ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"] {
+    for name in [
+        "date",
+        "time",
+        "datetime",
+        "julianday",
+        "unixepoch",
+        "strftime",
+        "timediff",
+    ] {
         let s = Arc::clone(state);
         let h = Arc::clone(&helper);
         conn.create_scalar_function(name, -1, FunctionFlags::SQLITE_UTF8, move |ctx| {
@@ -216,7 +228,9 @@ fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::
             let sql = format!("SELECT {name}({placeholders})");
             let helper = h.lock().unwrap_or_else(|e| e.into_inner());
             let mut stmt = helper.prepare_cached(&sql)?;
-            stmt.query_row(rusqlite::params_from_iter(args.iter()), |r| r.get::<_, SqlValue>(0))
+            stmt.query_row(rusqlite::params_from_iter(args.iter()), |r| {
+                r.get::<_, SqlValue>(0)
+            })
         })?;
     }
     for (name, fmt) in [

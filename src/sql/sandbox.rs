@@ -41,10 +41,7 @@ impl Sandbox {
         // Belt and braces: even if the authorizer were bypassed, no database
         // can be attached and the schema cannot be edited through PRAGMAs.
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE,
-            true,
-        )?;
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
         Ok(Sandbox { mode })
     }
 
@@ -136,9 +133,17 @@ fn first_keyword(sql: &str) -> String {
     let mut rest = sql.trim_start();
     loop {
         if let Some(after) = rest.strip_prefix("--") {
-            rest = after.split_once('\n').map(|(_, r)| r).unwrap_or("").trim_start();
+            rest = after
+                .split_once('\n')
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .trim_start();
         } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.split_once("*/").map(|(_, r)| r).unwrap_or("").trim_start();
+            rest = after
+                .split_once("*/")
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .trim_start();
         } else {
             break;
         }
@@ -156,7 +161,9 @@ mod tests {
     #[test]
     fn statement_kinds() {
         assert!(check_statement_kind("select 1").is_ok());
-        assert!(check_statement_kind("  -- c\n /* x */ WITH a AS (SELECT 1) SELECT * FROM a").is_ok());
+        assert!(
+            check_statement_kind("  -- c\n /* x */ WITH a AS (SELECT 1) SELECT * FROM a").is_ok()
+        );
         assert!(check_statement_kind("VACUUM INTO '/tmp/x'").is_err());
         assert!(check_statement_kind("pragma foreign_keys=off").is_err());
         assert!(check_statement_kind("ATTACH 'x' AS y").is_err());

@@ -11,7 +11,9 @@ pub fn to_json(value: ValueRef<'_>) -> Value {
     match value {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::Number(i.into()),
-        ValueRef::Real(f) => Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null),
+        ValueRef::Real(f) => Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
         ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
         ValueRef::Blob(b) => Value::String(hex::encode(b)),
     }
@@ -51,7 +53,9 @@ pub fn bind_named(
 ) -> rusqlite::Result<()> {
     for i in 1..=stmt.parameter_count() {
         let value = match stmt.parameter_name(i) {
-            Some(name) => lookup(name.trim_start_matches([':', '@', '$'])).unwrap_or(SqlValue::Null),
+            Some(name) => {
+                lookup(name.trim_start_matches([':', '@', '$'])).unwrap_or(SqlValue::Null)
+            }
             None => SqlValue::Null,
         };
         stmt.raw_bind_parameter(i, value)?;

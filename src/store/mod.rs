@@ -46,12 +46,18 @@ impl Store {
             message,
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| fail(format!("cannot create its folder: {e}")))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| fail(format!("cannot create its folder: {e}")))?;
         }
-        let existed = path.exists() && std::fs::metadata(&path).map(|m| m.len() > 0).unwrap_or(false);
+        let existed = path.exists()
+            && std::fs::metadata(&path)
+                .map(|m| m.len() > 0)
+                .unwrap_or(false);
         let mut conn = Connection::open_with_flags(
             &path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| fail(format!("cannot open: {e}")))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
@@ -87,8 +93,11 @@ impl Store {
         schema::migrations()
             .to_latest(&mut conn)
             .map_err(|e| fail(format!("cannot update the store's schema: {e}")))?;
-        conn.execute_batch(&format!("PRAGMA application_id = {};", schema::APPLICATION_ID))
-            .map_err(|e| fail(e.to_string()))?;
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {};",
+            schema::APPLICATION_ID
+        ))
+        .map_err(|e| fail(e.to_string()))?;
         Ok(Store {
             conn: Mutex::new(conn),
             path,
@@ -105,7 +114,9 @@ impl Store {
 
     /// `PRAGMA integrity_check`: `Ok` when the file is sound.
     pub fn integrity_check(&self) -> Result<()> {
-        let result: String = self.lock().query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        let result: String = self
+            .lock()
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
         if result == "ok" {
             Ok(())
         } else {
@@ -150,7 +161,10 @@ impl Store {
     }
 
     pub fn set_expert_verified(&self, id: &str, verified: bool) -> Result<()> {
-        let n = self.lock().execute("UPDATE experts SET verified = ?2, updated_at = ?3 WHERE id = ?1", params![id, verified, now()])?;
+        let n = self.lock().execute(
+            "UPDATE experts SET verified = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, verified, now()],
+        )?;
         if n == 0 {
             return Err(Error::NotFound(format!("expert {id}")));
         }
@@ -159,14 +173,20 @@ impl Store {
 
     pub fn expert(&self, id: &str) -> Result<Expert> {
         self.lock()
-            .query_row(&format!("SELECT {EXPERT_COLUMNS} FROM experts WHERE id = ?1"), [id], Expert::from_row)
+            .query_row(
+                &format!("SELECT {EXPERT_COLUMNS} FROM experts WHERE id = ?1"),
+                [id],
+                Expert::from_row,
+            )
             .optional()?
             .ok_or_else(|| Error::NotFound(format!("expert {id}")))
     }
 
     pub fn experts(&self) -> Result<Vec<Expert>> {
         let conn = self.lock();
-        let mut stmt = conn.prepare(&format!("SELECT {EXPERT_COLUMNS} FROM experts ORDER BY name"))?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {EXPERT_COLUMNS} FROM experts ORDER BY name"
+        ))?;
         let rows = stmt.query_map([], Expert::from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -181,7 +201,11 @@ impl Store {
 
     pub fn episode(&self, id: &str) -> Result<EpisodeRecord> {
         self.lock()
-            .query_row(&format!("SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?1"), [id], EpisodeRecord::from_row)
+            .query_row(
+                &format!("SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?1"),
+                [id],
+                EpisodeRecord::from_row,
+            )
             .optional()?
             .ok_or_else(|| Error::NotFound(format!("episode {id}")))
     }
@@ -218,12 +242,21 @@ impl Store {
         sql.push_str(" ORDER BY created_at, id");
         let conn = self.lock();
         let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), EpisodeRecord::from_row)?;
+        let rows = stmt.query_map(
+            rusqlite::params_from_iter(args.iter()),
+            EpisodeRecord::from_row,
+        )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Updates an episode's status, active time and final message.
-    pub fn update_episode(&self, id: &str, status: EpisodeStatus, active_ms: i64, final_message: Option<&str>) -> Result<()> {
+    pub fn update_episode(
+        &self,
+        id: &str,
+        status: EpisodeStatus,
+        active_ms: i64,
+        final_message: Option<&str>,
+    ) -> Result<()> {
         let now = now();
         let submitted_at = matches!(status, EpisodeStatus::Submitted).then(|| now.clone());
         let n = self.lock().execute(
@@ -255,19 +288,34 @@ impl Store {
     /// All steps of an episode, retracted ones included, in order.
     pub fn steps(&self, episode_id: &str) -> Result<Vec<StepRecord>> {
         let conn = self.lock();
-        let mut stmt = conn.prepare(&format!("SELECT {STEP_COLUMNS} FROM steps WHERE episode_id = ?1 ORDER BY idx"))?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {STEP_COLUMNS} FROM steps WHERE episode_id = ?1 ORDER BY idx"
+        ))?;
         let rows = stmt.query_map([episode_id], StepRecord::from_row)?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
     /// Sets a step's rationale and flag (`None` clears).
-    pub fn annotate_step(&self, episode_id: &str, idx: u32, rationale: Option<&str>, flag: Option<&str>) -> Result<()> {
+    pub fn annotate_step(
+        &self,
+        episode_id: &str,
+        idx: u32,
+        rationale: Option<&str>,
+        flag: Option<&str>,
+    ) -> Result<()> {
         let n = self.lock().execute(
             "UPDATE steps SET rationale = ?3, flag = ?4 WHERE episode_id = ?1 AND idx = ?2",
-            params![episode_id, idx, rationale.filter(|s| !s.trim().is_empty()), flag.filter(|s| !s.trim().is_empty())],
+            params![
+                episode_id,
+                idx,
+                rationale.filter(|s| !s.trim().is_empty()),
+                flag.filter(|s| !s.trim().is_empty())
+            ],
         )?;
         if n == 0 {
-            return Err(Error::NotFound(format!("step {idx} of episode {episode_id}")));
+            return Err(Error::NotFound(format!(
+                "step {idx} of episode {episode_id}"
+            )));
         }
         Ok(())
     }
@@ -279,7 +327,9 @@ impl Store {
             params![episode_id, idx, now()],
         )?;
         if n == 0 {
-            return Err(Error::NotFound(format!("step {idx} of episode {episode_id}")));
+            return Err(Error::NotFound(format!(
+                "step {idx} of episode {episode_id}"
+            )));
         }
         Ok(())
     }
@@ -287,16 +337,28 @@ impl Store {
     // ---- reviews ----
 
     /// Records a review decision and sets the episode's status from it.
-    pub fn add_review(&self, episode_id: &str, reviewer: &str, decision: Decision, comment: &str) -> Result<Review> {
+    pub fn add_review(
+        &self,
+        episode_id: &str,
+        reviewer: &str,
+        decision: Decision,
+        comment: &str,
+    ) -> Result<Review> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         let status: Option<String> = tx
-            .query_row("SELECT status FROM episodes WHERE id = ?1", [episode_id], |r| r.get(0))
+            .query_row(
+                "SELECT status FROM episodes WHERE id = ?1",
+                [episode_id],
+                |r| r.get(0),
+            )
             .optional()?;
         match status.as_deref() {
             None => return Err(Error::NotFound(format!("episode {episode_id}"))),
             Some("in_progress") | Some("paused") => {
-                return Err(Error::Conflict("only a submitted episode can be reviewed".into()))
+                return Err(Error::Conflict(
+                    "only a submitted episode can be reviewed".into(),
+                ))
             }
             _ => {}
         }
@@ -310,7 +372,10 @@ impl Store {
             Decision::Approve => EpisodeStatus::Approved,
             Decision::Reject => EpisodeStatus::Rejected,
         };
-        tx.execute("UPDATE episodes SET status = ?2, updated_at = ?3 WHERE id = ?1", params![episode_id, new_status.as_str(), at])?;
+        tx.execute(
+            "UPDATE episodes SET status = ?2, updated_at = ?3 WHERE id = ?1",
+            params![episode_id, new_status.as_str(), at],
+        )?;
         tx.commit()?;
         Ok(Review {
             id,
@@ -335,9 +400,16 @@ impl Store {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         for (record, steps) in episodes {
-            let exists: bool = tx.query_row("SELECT count(*) > 0 FROM episodes WHERE id = ?1", [&record.id], |r| r.get(0))?;
+            let exists: bool = tx.query_row(
+                "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
+                [&record.id],
+                |r| r.get(0),
+            )?;
             if exists {
-                return Err(Error::Conflict(format!("episode {} is already in the store", record.id)));
+                return Err(Error::Conflict(format!(
+                    "episode {} is already in the store",
+                    record.id
+                )));
             }
             insert_episode(&tx, record)?;
             for step in steps {
@@ -358,8 +430,10 @@ fn insert_episode(conn: &Connection, e: &EpisodeRecord) -> rusqlite::Result<usiz
 }
 
 fn insert_step(conn: &Connection, episode_id: &str, s: &StepRecord) -> rusqlite::Result<usize> {
-    let action = serde_json::to_string(&s.action).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-    let observation = serde_json::to_string(&s.observation).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let action = serde_json::to_string(&s.action)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let observation = serde_json::to_string(&s.observation)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
     conn.execute(
         "INSERT INTO steps (episode_id, idx, action, observation, is_error, terminated, truncated, wall_at, active_ms, rationale, flag, retracted, retracted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![episode_id, s.idx, action, observation, !s.observation.ok, s.terminated, s.truncated, s.wall_at, s.active_ms, s.rationale, s.flag, s.retracted, s.retracted_at],

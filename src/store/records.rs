@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::action::Action;
 use crate::observation::Observation;
 
-pub(super) const EXPERT_COLUMNS: &str = "id, name, domain, credentials, credentials_attested, verified, created_at, updated_at";
+pub(super) const EXPERT_COLUMNS: &str =
+    "id, name, domain, credentials, credentials_attested, verified, created_at, updated_at";
 pub(super) const EPISODE_COLUMNS: &str = "id, world_id, world_version, world_hash, task_id, seed, actor_kind, actor_id, status, created_at, updated_at, submitted_at, active_ms, final_message";
 pub(super) const STEP_COLUMNS: &str = "idx, action, observation, terminated, truncated, wall_at, active_ms, rationale, flag, retracted, retracted_at";
 
@@ -194,7 +195,9 @@ impl StepRecord {
     pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<StepRecord> {
         let action: String = r.get(1)?;
         let observation: String = r.get(2)?;
-        let bad = |i: usize, e: serde_json::Error| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e));
+        let bad = |i: usize, e: serde_json::Error| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+        };
         Ok(StepRecord {
             idx: r.get(0)?,
             action: serde_json::from_str(&action).map_err(|e| bad(1, e))?,
@@ -247,7 +250,11 @@ impl Review {
             id: r.get(0)?,
             episode_id: r.get(1)?,
             reviewer: r.get(2)?,
-            decision: if decision == "approve" { Decision::Approve } else { Decision::Reject },
+            decision: if decision == "approve" {
+                Decision::Approve
+            } else {
+                Decision::Reject
+            },
             comment: r.get(4)?,
             at: r.get(5)?,
         })

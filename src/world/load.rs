@@ -17,7 +17,9 @@ use super::diagnostics::{line_of, Diagnostics};
 use super::manifest::{
     ResultToml, TaskSpec, TasksToml, ToolKind, ToolToml, ViewToml, ViewsToml, WorldToml,
 };
-use super::{hash, seed, Guard, TableInfo, Tool, ToolResult, View, World, WorldMeta, VIEW_TOOL_PREFIX};
+use super::{
+    hash, seed, Guard, TableInfo, Tool, ToolResult, View, World, WorldMeta, VIEW_TOOL_PREFIX,
+};
 use crate::action::Action;
 use crate::error::{Error, Result};
 use crate::script;
@@ -41,7 +43,9 @@ pub fn load(root: &Path) -> Result<World> {
     }
 
     let manifest: Option<WorldToml> = read_toml(root, "world.toml", true, &mut diags);
-    let meta = manifest.as_ref().and_then(|m| check_manifest(m, &mut diags));
+    let meta = manifest
+        .as_ref()
+        .and_then(|m| check_manifest(m, &mut diags));
     let policy = read_text(root, "policy.md", &mut diags).unwrap_or_default();
     let schema = read_text(root, "schema.sql", &mut diags);
 
@@ -57,7 +61,12 @@ pub fn load(root: &Path) -> Result<World> {
     if let Some(schema) = &schema {
         if let Err(e) = conn.execute_batch(schema) {
             schema_ok = false;
-            diags.push("schema.sql", None, None, format!("schema does not apply: {}", sql_message(&e)));
+            diags.push(
+                "schema.sql",
+                None,
+                None,
+                format!("schema does not apply: {}", sql_message(&e)),
+            );
         }
     }
     // Without a manifest and a schema nothing else can be checked.
@@ -99,10 +108,7 @@ pub fn load(root: &Path) -> Result<World> {
         return fail(display, diags);
     }
 
-    let snapshot = conn
-        .serialize(MAIN_DB)
-        .map_err(Error::Sqlite)?
-        .to_vec();
+    let snapshot = conn.serialize(MAIN_DB).map_err(Error::Sqlite)?.to_vec();
     let content_hash = hash::content_hash(root)?;
     let Some(meta) = meta else {
         return fail(display, diags);
@@ -130,7 +136,9 @@ fn fail<T>(path: String, diags: Diagnostics) -> Result<T> {
 }
 
 /// A fresh in-memory connection with the world's built-ins installed.
-pub(crate) fn open_world_connection(state: &functions::SharedState) -> rusqlite::Result<Connection> {
+pub(crate) fn open_world_connection(
+    state: &functions::SharedState,
+) -> rusqlite::Result<Connection> {
     let conn = Connection::open_in_memory()?;
     conn.execute_batch("PRAGMA foreign_keys = ON;")?;
     functions::register(&conn, state)?;
@@ -159,7 +167,12 @@ fn read_text(root: &Path, rel: &str, diags: &mut Diagnostics) -> Option<String> 
     }
 }
 
-fn read_toml<T: DeserializeOwned>(root: &Path, rel: &str, required: bool, diags: &mut Diagnostics) -> Option<T> {
+fn read_toml<T: DeserializeOwned>(
+    root: &Path,
+    rel: &str,
+    required: bool,
+    diags: &mut Diagnostics,
+) -> Option<T> {
     let path = root.join(rel);
     if !required && !path.exists() {
         return None;
@@ -176,9 +189,17 @@ fn parse_toml<T: DeserializeOwned>(rel: &str, text: &str, diags: &mut Diagnostic
             let mut message = e.message().trim().to_string();
             // The commonest TOML slip: a top-level key written after a
             // `[[guards]]` or `[parameters]` header belongs to that table.
-            let misplaced = ["body", "script", "name", "description", "kind", "ends_episode", "title"]
-                .iter()
-                .any(|k| message.contains(&format!("unknown field `{k}`")));
+            let misplaced = [
+                "body",
+                "script",
+                "name",
+                "description",
+                "kind",
+                "ends_episode",
+                "title",
+            ]
+            .iter()
+            .any(|k| message.contains(&format!("unknown field `{k}`")));
             if misplaced && rel.starts_with("tools/") {
                 message.push_str(". Top-level keys (name, description, kind, body, script, ...) must come before the first [table] or [[guards]] header; after a header they belong to that table");
             }
@@ -191,29 +212,65 @@ fn parse_toml<T: DeserializeOwned>(rel: &str, text: &str, diags: &mut Diagnostic
 fn check_manifest(m: &WorldToml, diags: &mut Diagnostics) -> Option<WorldMeta> {
     let before = diags.len();
     if m.format != 1 {
-        diags.push("world.toml", None, Some("format".into()), format!("unsupported world format {}; this build reads format 1", m.format));
+        diags.push(
+            "world.toml",
+            None,
+            Some("format".into()),
+            format!(
+                "unsupported world format {}; this build reads format 1",
+                m.format
+            ),
+        );
     }
     if !is_slug(&m.id) {
         diags.push("world.toml", None, Some("id".into()), format!("id {:?} must be lowercase letters, digits and dashes, starting with a letter or digit", m.id));
     }
     if m.name.trim().is_empty() {
-        diags.push("world.toml", None, Some("name".into()), "name must not be empty");
+        diags.push(
+            "world.toml",
+            None,
+            Some("name".into()),
+            "name must not be empty",
+        );
     }
     if m.version.trim().is_empty() {
-        diags.push("world.toml", None, Some("version".into()), "version must not be empty");
+        diags.push(
+            "world.toml",
+            None,
+            Some("version".into()),
+            "version must not be empty",
+        );
     }
     let clock_start = match chrono::DateTime::parse_from_rfc3339(&m.clock.start) {
         Ok(t) => t.timestamp(),
         Err(e) => {
-            diags.push("world.toml", None, Some("clock.start".into()), format!("expected an RFC 3339 time such as 2025-03-04T09:00:00Z, got {:?} ({e})", m.clock.start));
+            diags.push(
+                "world.toml",
+                None,
+                Some("clock.start".into()),
+                format!(
+                    "expected an RFC 3339 time such as 2025-03-04T09:00:00Z, got {:?} ({e})",
+                    m.clock.start
+                ),
+            );
             0
         }
     };
     if m.clock.tick_seconds < 0 {
-        diags.push("world.toml", None, Some("clock.tick_seconds".into()), "must be zero or more");
+        diags.push(
+            "world.toml",
+            None,
+            Some("clock.tick_seconds".into()),
+            "must be zero or more",
+        );
     }
     if m.ids.width > 20 {
-        diags.push("world.toml", None, Some("ids.width".into()), "must be at most 20");
+        diags.push(
+            "world.toml",
+            None,
+            Some("ids.width".into()),
+            "must be at most 20",
+        );
     }
     if diags.len() > before {
         return None;
@@ -231,25 +288,39 @@ fn check_manifest(m: &WorldToml, diags: &mut Diagnostics) -> Option<WorldMeta> {
 
 fn is_slug(s: &str) -> bool {
     !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
 }
 
 fn is_identifier(s: &str) -> bool {
     !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
 }
 
-fn table_infos(conn: &Connection, m: &WorldToml, text: &str, diags: &mut Diagnostics) -> Vec<TableInfo> {
+fn table_infos(
+    conn: &Connection,
+    m: &WorldToml,
+    text: &str,
+    diags: &mut Diagnostics,
+) -> Vec<TableInfo> {
     let names: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .unwrap_or_default();
     for table in m.tables.keys() {
         if !names.contains(table) {
-            let line = text.find(&format!("[tables.{table}]")).map(|o| line_of(text, o));
-            diags.push("world.toml", line, Some(format!("tables.{table}")), format!("table `{table}` is not defined in schema.sql"));
+            let line = text
+                .find(&format!("[tables.{table}]"))
+                .map(|o| line_of(text, o));
+            diags.push(
+                "world.toml",
+                line,
+                Some(format!("tables.{table}")),
+                format!("table `{table}` is not defined in schema.sql"),
+            );
         }
     }
     let mut out = Vec::new();
@@ -259,20 +330,38 @@ fn table_infos(conn: &Connection, m: &WorldToml, text: &str, diags: &mut Diagnos
             .and_then(|mut s| s.query_map([&name], |r| r.get(0))?.collect())
             .unwrap_or_default();
         let without_rowid: bool = conn
-            .query_row("SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_schema WHERE name = ?1", [&name], |r| r.get(0))
+            .query_row(
+                "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_schema WHERE name = ?1",
+                [&name],
+                |r| r.get(0),
+            )
             .unwrap_or(false);
         if without_rowid {
-            diags.push("schema.sql", None, Some(format!("table `{name}`")), "WITHOUT ROWID tables are not supported; the state diff tracks rows by rowid");
+            diags.push(
+                "schema.sql",
+                None,
+                Some(format!("table `{name}`")),
+                "WITHOUT ROWID tables are not supported; the state diff tracks rows by rowid",
+            );
         }
         let options = m.tables.get(&name).cloned().unwrap_or_default();
         if let Some(doc) = &options.document_column {
             let cols = seed::table_columns(conn, &name).unwrap_or_default();
             if !cols.iter().any(|c| &c.name == doc) {
-                diags.push("world.toml", None, Some(format!("tables.{name}")), format!("document_column `{doc}` is not a column of `{name}`"));
+                diags.push(
+                    "world.toml",
+                    None,
+                    Some(format!("tables.{name}")),
+                    format!("document_column `{doc}` is not a column of `{name}`"),
+                );
             }
         }
         out.push(TableInfo {
-            key_column: if pk.len() == 1 { pk.into_iter().next() } else { None },
+            key_column: if pk.len() == 1 {
+                pk.into_iter().next()
+            } else {
+                None
+            },
             name,
             document_column: options.document_column,
         });
@@ -281,7 +370,12 @@ fn table_infos(conn: &Connection, m: &WorldToml, text: &str, diags: &mut Diagnos
 }
 
 /// Prepares world SQL under `mode`, returning its parameter names.
-fn prepare_world_sql(conn: &Connection, sandbox: &Sandbox, mode: SandboxMode, sql: &str) -> std::result::Result<(Vec<String>, Vec<String>, bool), String> {
+fn prepare_world_sql(
+    conn: &Connection,
+    sandbox: &Sandbox,
+    mode: SandboxMode,
+    sql: &str,
+) -> std::result::Result<(Vec<String>, Vec<String>, bool), String> {
     check_statement_kind(sql)?;
     sandbox.with(mode, || {
         let stmt = conn.prepare(sql).map_err(|e| {
@@ -335,14 +429,30 @@ fn load_tools(
     let mut tools = IndexMap::new();
     let files = tool_files(root, "tools", ".toml", diags);
     if files.is_empty() {
-        diags.push("tools", None, None, "a world needs at least one tool in tools/*.toml");
+        diags.push(
+            "tools",
+            None,
+            None,
+            "a world needs at least one tool in tools/*.toml",
+        );
     }
     for rel in files {
-        let Some(text) = read_text(root, &rel, diags) else { continue };
-        let Some(spec) = parse_toml::<ToolToml>(&rel, &text, diags) else { continue };
-        if let Some(tool) = compile_tool(root, &rel, &text, spec, conn, sandbox, scripts, templates, diags) {
+        let Some(text) = read_text(root, &rel, diags) else {
+            continue;
+        };
+        let Some(spec) = parse_toml::<ToolToml>(&rel, &text, diags) else {
+            continue;
+        };
+        if let Some(tool) = compile_tool(
+            root, &rel, &text, spec, conn, sandbox, scripts, templates, diags,
+        ) {
             if tools.contains_key(&tool.name) {
-                diags.push(&rel, None, Some(format!("tool {}", tool.name)), "another tool has the same name");
+                diags.push(
+                    &rel,
+                    None,
+                    Some(format!("tool {}", tool.name)),
+                    "another tool has the same name",
+                );
             } else {
                 tools.insert(tool.name.clone(), tool);
             }
@@ -367,30 +477,65 @@ fn compile_tool(
     let subject = |extra: &str| Some(format!("tool {}{extra}", spec.name));
     let stem = rel.trim_start_matches("tools/").trim_end_matches(".toml");
     if !is_identifier(&spec.name) {
-        diags.push(rel, None, subject(""), "tool names must be lowercase letters, digits and underscores, starting with a letter");
+        diags.push(
+            rel,
+            None,
+            subject(""),
+            "tool names must be lowercase letters, digits and underscores, starting with a letter",
+        );
     } else if spec.name != stem {
-        diags.push(rel, None, subject(""), format!("the file must be named after the tool: expected tools/{}.toml", spec.name));
+        diags.push(
+            rel,
+            None,
+            subject(""),
+            format!(
+                "the file must be named after the tool: expected tools/{}.toml",
+                spec.name
+            ),
+        );
     }
     if spec.name.starts_with(VIEW_TOOL_PREFIX) {
-        diags.push(rel, None, subject(""), format!("names starting with `{VIEW_TOOL_PREFIX}` are reserved for views' read tools"));
+        diags.push(
+            rel,
+            None,
+            subject(""),
+            format!("names starting with `{VIEW_TOOL_PREFIX}` are reserved for views' read tools"),
+        );
     }
     if spec.description.trim().is_empty() {
-        diags.push(rel, None, subject(""), "description must not be empty: agents and experts read it to choose the tool");
+        diags.push(
+            rel,
+            None,
+            subject(""),
+            "description must not be empty: agents and experts read it to choose the tool",
+        );
     }
 
     // Parameters: a JSON Schema object.
     let parameters: serde_json::Value = match &spec.parameters {
-        None => serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        None => {
+            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+        }
         Some(p) => match serde_json::to_value(p) {
             Ok(v) => v,
             Err(e) => {
-                diags.push(rel, None, subject(", parameters"), format!("not representable as JSON: {e}"));
+                diags.push(
+                    rel,
+                    None,
+                    subject(", parameters"),
+                    format!("not representable as JSON: {e}"),
+                );
                 serde_json::Value::Null
             }
         },
     };
     if parameters.get("type").and_then(|t| t.as_str()) != Some("object") {
-        diags.push(rel, None, subject(", parameters"), "parameters must be a JSON Schema with type = \"object\"");
+        diags.push(
+            rel,
+            None,
+            subject(", parameters"),
+            "parameters must be a JSON Schema with type = \"object\"",
+        );
     }
     for keyword in ["anyOf", "oneOf", "allOf", "not", "enum"] {
         if parameters.get(keyword).is_some() {
@@ -406,7 +551,12 @@ fn compile_tool(
         for r in required {
             if let Some(name) = r.as_str() {
                 if !declared.contains(name) {
-                    diags.push(rel, None, subject(&format!(", parameter {name}")), "listed in `required` but not declared in `properties`");
+                    diags.push(
+                        rel,
+                        None,
+                        subject(&format!(", parameter {name}")),
+                        "listed in `required` but not declared in `properties`",
+                    );
                 }
             }
         }
@@ -414,7 +564,12 @@ fn compile_tool(
     let validator = match jsonschema::validator_for(&parameters) {
         Ok(v) => Some(v),
         Err(e) => {
-            diags.push(rel, None, subject(", parameters"), format!("not a valid JSON Schema: {e}"));
+            diags.push(
+                rel,
+                None,
+                subject(", parameters"),
+                format!("not a valid JSON Schema: {e}"),
+            );
             None
         }
     };
@@ -422,7 +577,15 @@ fn compile_tool(
     let check_params = |diags: &mut Diagnostics, used: &[String], line: usize, what: &str| {
         for name in used {
             if !declared.contains(name) {
-                diags.push(rel, Some(line), subject(what), format!("uses :{name}, which is not a declared parameter (declared: {})", declared.iter().cloned().collect::<Vec<_>>().join(", ")));
+                diags.push(
+                    rel,
+                    Some(line),
+                    subject(what),
+                    format!(
+                        "uses :{name}, which is not a declared parameter (declared: {})",
+                        declared.iter().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                );
             }
         }
     };
@@ -433,10 +596,23 @@ fn compile_tool(
         let what = format!(", guard {}", i + 1);
         match prepare_world_sql(conn, sandbox, SandboxMode::WorldRead, guard.check.get_ref()) {
             Ok((used, _, _)) => check_params(diags, &used, line, &what),
-            Err(m) => diags.push(rel, Some(line), subject(&what), format!("check does not prepare: {m}")),
+            Err(m) => diags.push(
+                rel,
+                Some(line),
+                subject(&what),
+                format!("check does not prepare: {m}"),
+            ),
         }
         let name = format!("{}/guard/{}", spec.name, i + 1);
-        add_template(templates, &name, guard.error.get_ref(), rel, line_of(text, guard.error.span().start), subject(&what), diags);
+        add_template(
+            templates,
+            &name,
+            guard.error.get_ref(),
+            rel,
+            line_of(text, guard.error.span().start),
+            subject(&what),
+            diags,
+        );
         guards.push(Guard {
             check: guard.check.get_ref().clone(),
             error_template: name,
@@ -452,7 +628,12 @@ fn compile_tool(
         let what = format!(", body statement {}", i + 1);
         match prepare_world_sql(conn, sandbox, mode, stmt.get_ref()) {
             Ok((used, _, _)) => check_params(diags, &used, line, &what),
-            Err(m) => diags.push(rel, Some(line), subject(&what), format!("does not prepare: {m}")),
+            Err(m) => diags.push(
+                rel,
+                Some(line),
+                subject(&what),
+                format!("does not prepare: {m}"),
+            ),
         }
     }
 
@@ -465,20 +646,38 @@ fn compile_tool(
             .zip(root.canonicalize().ok())
             .is_some_and(|(p, r)| p.starts_with(r));
         if !inside {
-            diags.push(rel, Some(line), subject(", script"), format!("script {:?} must be a file inside the world folder", s.get_ref()));
+            diags.push(
+                rel,
+                Some(line),
+                subject(", script"),
+                format!(
+                    "script {:?} must be a file inside the world folder",
+                    s.get_ref()
+                ),
+            );
             return None;
         }
         let source = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) => {
-                diags.push(rel, Some(line), subject(", script"), format!("cannot read {:?}: {e}", s.get_ref()));
+                diags.push(
+                    rel,
+                    Some(line),
+                    subject(", script"),
+                    format!("cannot read {:?}: {e}", s.get_ref()),
+                );
                 return None;
             }
         };
         match script::compile(scripts, &source) {
             Ok(ast) => Some(ast),
             Err((l, m)) => {
-                diags.push(s.get_ref().as_str(), l, subject(", script"), format!("script does not compile: {m}"));
+                diags.push(
+                    s.get_ref().as_str(),
+                    l,
+                    subject(", script"),
+                    format!("script does not compile: {m}"),
+                );
                 None
             }
         }
@@ -488,16 +687,34 @@ fn compile_tool(
         if let Some(q) = &r.query {
             let line = line_of(text, q.span().start);
             if spec.script.is_some() {
-                diags.push(rel, Some(line), subject(", result"), "a tool with a script returns the script's value; remove result.query");
+                diags.push(
+                    rel,
+                    Some(line),
+                    subject(", result"),
+                    "a tool with a script returns the script's value; remove result.query",
+                );
             }
             match prepare_world_sql(conn, sandbox, SandboxMode::WorldRead, q.get_ref()) {
                 Ok((used, _, _)) => check_params(diags, &used, line, ", result"),
-                Err(m) => diags.push(rel, Some(line), subject(", result"), format!("query does not prepare: {m}")),
+                Err(m) => diags.push(
+                    rel,
+                    Some(line),
+                    subject(", result"),
+                    format!("query does not prepare: {m}"),
+                ),
             }
         }
         let text_template = r.text.as_ref().map(|t| {
             let name = format!("{}/text", spec.name);
-            add_template(templates, &name, t.get_ref(), rel, line_of(text, t.span().start), subject(", result.text"), diags);
+            add_template(
+                templates,
+                &name,
+                t.get_ref(),
+                rel,
+                line_of(text, t.span().start),
+                subject(", result.text"),
+                diags,
+            );
             name
         });
         ToolResult {
@@ -535,7 +752,12 @@ fn add_template(
     diags: &mut Diagnostics,
 ) {
     if let Err(e) = templates.add_template_owned(name.to_string(), source.to_string()) {
-        diags.push(rel, Some(line), subject, format!("template does not parse: {e}"));
+        diags.push(
+            rel,
+            Some(line),
+            subject,
+            format!("template does not parse: {e}"),
+        );
     }
 }
 
@@ -549,10 +771,21 @@ pub(crate) fn humanize(name: &str) -> String {
     }
 }
 
-fn load_views(root: &Path, conn: &Connection, sandbox: &Sandbox, tools: &IndexMap<String, Tool>, diags: &mut Diagnostics) -> IndexMap<String, View> {
+fn load_views(
+    root: &Path,
+    conn: &Connection,
+    sandbox: &Sandbox,
+    tools: &IndexMap<String, Tool>,
+    diags: &mut Diagnostics,
+) -> IndexMap<String, View> {
     let mut views = IndexMap::new();
     let rel = "views.toml";
-    let Some(text) = root.join(rel).exists().then(|| read_text(root, rel, diags)).flatten() else {
+    let Some(text) = root
+        .join(rel)
+        .exists()
+        .then(|| read_text(root, rel, diags))
+        .flatten()
+    else {
         return views;
     };
     let Some(parsed) = parse_toml::<ViewsToml>(rel, &text, diags) else {
@@ -561,9 +794,22 @@ fn load_views(root: &Path, conn: &Connection, sandbox: &Sandbox, tools: &IndexMa
     for v in parsed.views {
         if let Some(view) = compile_view(rel, &text, v, conn, sandbox, diags) {
             if views.contains_key(&view.name) {
-                diags.push(rel, None, Some(format!("view {}", view.name)), "another view has the same name");
+                diags.push(
+                    rel,
+                    None,
+                    Some(format!("view {}", view.name)),
+                    "another view has the same name",
+                );
             } else if tools.contains_key(&view.tool_name()) {
-                diags.push(rel, None, Some(format!("view {}", view.name)), format!("its read tool `{}` clashes with a declared tool", view.tool_name()));
+                diags.push(
+                    rel,
+                    None,
+                    Some(format!("view {}", view.name)),
+                    format!(
+                        "its read tool `{}` clashes with a declared tool",
+                        view.tool_name()
+                    ),
+                );
             } else {
                 views.insert(view.name.clone(), view);
             }
@@ -572,48 +818,99 @@ fn load_views(root: &Path, conn: &Connection, sandbox: &Sandbox, tools: &IndexMa
     views
 }
 
-fn compile_view(rel: &str, text: &str, v: ViewToml, conn: &Connection, sandbox: &Sandbox, diags: &mut Diagnostics) -> Option<View> {
+fn compile_view(
+    rel: &str,
+    text: &str,
+    v: ViewToml,
+    conn: &Connection,
+    sandbox: &Sandbox,
+    diags: &mut Diagnostics,
+) -> Option<View> {
     let before = diags.len();
     let name = v.name.get_ref().clone();
     let line = line_of(text, v.name.span().start);
     let subject = Some(format!("view {name}"));
     if !is_identifier(&name) {
-        diags.push(rel, Some(line), subject.clone(), "view names must be lowercase letters, digits and underscores");
+        diags.push(
+            rel,
+            Some(line),
+            subject.clone(),
+            "view names must be lowercase letters, digits and underscores",
+        );
     }
     let qline = line_of(text, v.query.span().start);
-    let columns = match prepare_world_sql(conn, sandbox, SandboxMode::WorldRead, v.query.get_ref()) {
+    let columns = match prepare_world_sql(conn, sandbox, SandboxMode::WorldRead, v.query.get_ref())
+    {
         Ok((params, columns, _)) => {
             if !params.is_empty() {
-                diags.push(rel, Some(qline), subject.clone(), "a view's query takes no parameters; filtering is done by the view tool");
+                diags.push(
+                    rel,
+                    Some(qline),
+                    subject.clone(),
+                    "a view's query takes no parameters; filtering is done by the view tool",
+                );
             }
             columns
         }
         Err(m) => {
-            diags.push(rel, Some(qline), subject.clone(), format!("query does not prepare: {m}"));
+            diags.push(
+                rel,
+                Some(qline),
+                subject.clone(),
+                format!("query does not prepare: {m}"),
+            );
             Vec::new()
         }
     };
     let unique: HashSet<&String> = columns.iter().collect();
     if unique.len() != columns.len() {
-        diags.push(rel, Some(qline), subject.clone(), "the query returns two columns with the same name; alias them");
+        diags.push(
+            rel,
+            Some(qline),
+            subject.clone(),
+            "the query returns two columns with the same name; alias them",
+        );
     }
     if let Some(key) = &v.key {
         if !columns.contains(key) && !columns.is_empty() {
-            diags.push(rel, Some(line), subject.clone(), format!("key `{key}` is not a column of the view (columns: {})", columns.join(", ")));
+            diags.push(
+                rel,
+                Some(line),
+                subject.clone(),
+                format!(
+                    "key `{key}` is not a column of the view (columns: {})",
+                    columns.join(", ")
+                ),
+            );
         }
     }
     if let Some(record) = &v.record {
         let rline = line_of(text, record.span().start);
         if v.key.is_none() {
-            diags.push(rel, Some(rline), subject.clone(), "a view with a `record` query needs a `key` column");
+            diags.push(
+                rel,
+                Some(rline),
+                subject.clone(),
+                "a view with a `record` query needs a `key` column",
+            );
         }
         match prepare_world_sql(conn, sandbox, SandboxMode::WorldRead, record.get_ref()) {
             Ok((params, _, _)) => {
                 if params != ["key"] {
-                    diags.push(rel, Some(rline), subject.clone(), "the record query must use exactly one parameter, :key");
+                    diags.push(
+                        rel,
+                        Some(rline),
+                        subject.clone(),
+                        "the record query must use exactly one parameter, :key",
+                    );
                 }
             }
-            Err(m) => diags.push(rel, Some(rline), subject.clone(), format!("record query does not prepare: {m}")),
+            Err(m) => diags.push(
+                rel,
+                Some(rline),
+                subject.clone(),
+                format!("record query does not prepare: {m}"),
+            ),
         }
     }
     if diags.len() > before {
@@ -640,7 +937,9 @@ fn load_tasks(
 ) -> IndexMap<String, TaskSpec> {
     let mut found: Vec<(String, Option<usize>, TaskSpec)> = Vec::new();
     for rel in tool_files(root, "tasks", ".toml", diags) {
-        let Some(text) = read_text(root, &rel, diags) else { continue };
+        let Some(text) = read_text(root, &rel, diags) else {
+            continue;
+        };
         if let Some(parsed) = parse_toml::<TasksToml>(&rel, &text, diags) {
             for t in parsed.tasks {
                 let line = line_of(&text, t.span().start);
@@ -649,7 +948,9 @@ fn load_tasks(
         }
     }
     for rel in tool_files(root, "tasks", ".jsonl", diags) {
-        let Some(text) = read_text(root, &rel, diags) else { continue };
+        let Some(text) = read_text(root, &rel, diags) else {
+            continue;
+        };
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -676,21 +977,44 @@ fn load_tasks(
         if let Some(allowed) = &task.tools {
             for t in allowed {
                 if !tools.contains_key(t) {
-                    diags.push(&rel, line, subject.clone(), format!("`tools` names `{t}`, which is not a tool of this world"));
+                    diags.push(
+                        &rel,
+                        line,
+                        subject.clone(),
+                        format!("`tools` names `{t}`, which is not a tool of this world"),
+                    );
                 }
             }
         }
         for r in &task.records {
             match tables.iter().find(|t| t.name == r.table) {
-                None => diags.push(&rel, line, subject.clone(), format!("`records` names table `{}`, which does not exist", r.table)),
+                None => diags.push(
+                    &rel,
+                    line,
+                    subject.clone(),
+                    format!("`records` names table `{}`, which does not exist", r.table),
+                ),
                 Some(info) => {
                     let col = info.key_column.clone().unwrap_or_else(|| "rowid".into());
-                    let sql = format!("SELECT count(*) FROM \"{}\" WHERE \"{}\" = ?1", info.name, col);
+                    let sql = format!(
+                        "SELECT count(*) FROM \"{}\" WHERE \"{}\" = ?1",
+                        info.name, col
+                    );
                     let n: i64 = conn
-                        .query_row(&sql, [crate::sql::values::from_json(&r.key)], |row| row.get(0))
+                        .query_row(&sql, [crate::sql::values::from_json(&r.key)], |row| {
+                            row.get(0)
+                        })
                         .unwrap_or(0);
                     if n == 0 {
-                        diags.push(&rel, line, subject.clone(), format!("`records` names {} {} in `{}`, which is not in the seed data", col, r.key, r.table));
+                        diags.push(
+                            &rel,
+                            line,
+                            subject.clone(),
+                            format!(
+                                "`records` names {} {} in `{}`, which is not in the seed data",
+                                col, r.key, r.table
+                            ),
+                        );
                     }
                 }
             }
@@ -703,15 +1027,29 @@ fn load_tasks(
                 Ok(Action::Tool { tool, args }) => {
                     if let Some(t) = tools.get(&tool) {
                         let value = serde_json::Value::Object(args);
-                        let errors: Vec<String> = t.validator.iter_errors(&value).map(|e| describe_schema_error(&e)).collect();
+                        let errors: Vec<String> = t
+                            .validator
+                            .iter_errors(&value)
+                            .map(|e| describe_schema_error(&e))
+                            .collect();
                         if !errors.is_empty() {
-                            diags.push(&rel, line, subject.clone(), format!("{what} ({tool}): {}", errors.join("; ")));
+                            diags.push(
+                                &rel,
+                                line,
+                                subject.clone(),
+                                format!("{what} ({tool}): {}", errors.join("; ")),
+                            );
                         }
                     } else if !tool
                         .strip_prefix(VIEW_TOOL_PREFIX)
                         .is_some_and(|v| views.contains_key(v))
                     {
-                        diags.push(&rel, line, subject.clone(), format!("{what}: `{tool}` is not a tool of this world"));
+                        diags.push(
+                            &rel,
+                            line,
+                            subject.clone(),
+                            format!("{what}: `{tool}` is not a tool of this world"),
+                        );
                     }
                 }
             }

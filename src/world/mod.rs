@@ -17,9 +17,9 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 pub use diagnostics::{Diagnostic, Diagnostics};
-pub use manifest::{ResultShape, TaskSpec, ToolKind};
 pub(crate) use load::open_world_connection as open_connection;
 pub(crate) use load::{describe_schema_error, sql_message};
+pub use manifest::{ResultShape, TaskSpec, ToolKind};
 
 use crate::error::Result;
 
@@ -183,8 +183,11 @@ impl View {
     }
 
     pub fn tool_spec(&self) -> ToolSpec {
-        let columns: Vec<serde_json::Value> =
-            self.columns.iter().map(|c| serde_json::Value::String(c.clone())).collect();
+        let columns: Vec<serde_json::Value> = self
+            .columns
+            .iter()
+            .map(|c| serde_json::Value::String(c.clone()))
+            .collect();
         let mut properties = serde_json::json!({
             "filter": {"type": "object", "description": "Exact match on columns: {column: value}.", "propertyNames": {"enum": columns}},
             "search": {"type": "string", "description": "Case-insensitive text to look for in any text column."},

@@ -60,7 +60,10 @@ pub fn load(
             return;
         }
     };
-    for (what, col) in [("key_column", &seed.key_column), ("document_column", &seed.document_column)] {
+    for (what, col) in [
+        ("key_column", &seed.key_column),
+        ("document_column", &seed.document_column),
+    ] {
         if let Some(col) = col {
             if !columns.iter().any(|c| &c.name == col) {
                 diags.push(
@@ -126,10 +129,24 @@ impl Sink<'_> {
         self.problems < MAX_PROBLEMS_PER_FILE * 5
     }
 
-    fn insert(&mut self, names: &[&str], values: Vec<SqlValue>, origin: String, line: Option<usize>, subject: Option<String>) -> bool {
-        let cols = names.iter().map(|n| format!("\"{}\"", n.replace('"', "\"\""))).collect::<Vec<_>>().join(", ");
+    fn insert(
+        &mut self,
+        names: &[&str],
+        values: Vec<SqlValue>,
+        origin: String,
+        line: Option<usize>,
+        subject: Option<String>,
+    ) -> bool {
+        let cols = names
+            .iter()
+            .map(|n| format!("\"{}\"", n.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(", ");
         let marks = vec!["?"; names.len()].join(", ");
-        let sql = format!("INSERT INTO \"{}\" ({cols}) VALUES ({marks})", self.table.replace('"', "\"\""));
+        let sql = format!(
+            "INSERT INTO \"{}\" ({cols}) VALUES ({marks})",
+            self.table.replace('"', "\"\"")
+        );
         let result = self
             .conn
             .prepare_cached(&sql)
@@ -140,7 +157,15 @@ impl Sink<'_> {
                 self.origins.insert((self.table.to_string(), rowid), origin);
                 true
             }
-            Err(e) => self.problem(line, subject, format!("row rejected by table `{}`: {}", self.table, sqlite_message(&e))),
+            Err(e) => self.problem(
+                line,
+                subject,
+                format!(
+                    "row rejected by table `{}`: {}",
+                    self.table,
+                    sqlite_message(&e)
+                ),
+            ),
         }
     }
 }
@@ -153,7 +178,9 @@ fn sqlite_message(e: &rusqlite::Error) -> String {
 }
 
 fn load_csv(text: &str, columns: &[Column], sink: &mut Sink<'_>) {
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
     let headers: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(|s| s.trim().to_string()).collect(),
         Err(e) => {
@@ -172,7 +199,11 @@ fn load_csv(text: &str, columns: &[Column], sink: &mut Sink<'_>) {
                     format!(
                         "`{name}` is not a column of table `{}` (columns: {})",
                         sink.table,
-                        columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                        columns
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 );
                 return;
@@ -199,7 +230,11 @@ fn load_csv(text: &str, columns: &[Column], sink: &mut Sink<'_>) {
                 Ok(v) => values.push(v),
                 Err(expected) => {
                     ok = false;
-                    if !sink.problem(line, Some(format!("column `{}`", names.get(i).unwrap_or(&"?"))), format!("expected {expected}, got {field:?}")) {
+                    if !sink.problem(
+                        line,
+                        Some(format!("column `{}`", names.get(i).unwrap_or(&"?"))),
+                        format!("expected {expected}, got {field:?}"),
+                    ) {
                         return;
                     }
                 }
@@ -207,7 +242,11 @@ fn load_csv(text: &str, columns: &[Column], sink: &mut Sink<'_>) {
         }
         if values.len() != names.len() {
             ok = false;
-            sink.problem(line, None, format!("expected {} fields, got {}", names.len(), values.len()));
+            sink.problem(
+                line,
+                None,
+                format!("expected {} fields, got {}", names.len(), values.len()),
+            );
         }
         if ok {
             let origin = format!("{}:{}", sink.file, line.unwrap_or(0));
@@ -231,13 +270,21 @@ fn convert_csv(field: &str, decl: &str) -> Result<SqlValue, &'static str> {
         };
     }
     if decl.contains("INT") {
-        return field.trim().parse::<i64>().map(SqlValue::Integer).map_err(|_| "an integer");
+        return field
+            .trim()
+            .parse::<i64>()
+            .map(SqlValue::Integer)
+            .map_err(|_| "an integer");
     }
     if decl.contains("CHAR") || decl.contains("CLOB") || decl.contains("TEXT") {
         return Ok(SqlValue::Text(field.to_string()));
     }
     if decl.contains("REAL") || decl.contains("FLOA") || decl.contains("DOUB") {
-        return field.trim().parse::<f64>().map(SqlValue::Real).map_err(|_| "a number");
+        return field
+            .trim()
+            .parse::<f64>()
+            .map(SqlValue::Real)
+            .map_err(|_| "a number");
     }
     if decl.is_empty() || decl.contains("BLOB") {
         return Ok(SqlValue::Text(field.to_string()));
@@ -261,7 +308,11 @@ fn load_json(text: &str, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_
         }
     };
     let records: Vec<(Option<String>, String, &Value)> = match &value {
-        Value::Array(items) => items.iter().enumerate().map(|(i, v)| (None, format!("record {i}"), v)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (None, format!("record {i}"), v))
+            .collect(),
         Value::Object(map) => {
             if seed.key_column.is_none() {
                 sink.problem(
@@ -271,10 +322,16 @@ fn load_json(text: &str, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_
                 );
                 return;
             }
-            map.iter().map(|(k, v)| (Some(k.clone()), format!("record {k:?}"), v)).collect()
+            map.iter()
+                .map(|(k, v)| (Some(k.clone()), format!("record {k:?}"), v))
+                .collect()
         }
         _ => {
-            sink.problem(None, None, "expected an array of records or an object keyed by id".into());
+            sink.problem(
+                None,
+                None,
+                "expected an array of records or an object keyed by id".into(),
+            );
             return;
         }
     };
@@ -308,7 +365,11 @@ fn load_json(text: &str, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_
                 None if seed.document_column.is_some() => {}
                 None => {
                     ok = false;
-                    if !sink.problem(None, Some(label.clone()), format!("field `{field}` is not a column of table `{}`", sink.table)) {
+                    if !sink.problem(
+                        None,
+                        Some(label.clone()),
+                        format!("field `{field}` is not a column of table `{}`", sink.table),
+                    ) {
                         return;
                     }
                 }
@@ -326,7 +387,8 @@ fn load_json(text: &str, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_
 /// Reports foreign-key violations among the seeded rows, by origin.
 pub fn check_foreign_keys(conn: &Connection, origins: &Origins, diags: &mut Diagnostics) {
     let result = (|| -> rusqlite::Result<Vec<(String, Option<i64>, String)>> {
-        let mut stmt = conn.prepare("SELECT \"table\", rowid, parent FROM pragma_foreign_key_check")?;
+        let mut stmt =
+            conn.prepare("SELECT \"table\", rowid, parent FROM pragma_foreign_key_check")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         rows.collect()
     })();
@@ -349,6 +411,11 @@ pub fn check_foreign_keys(conn: &Connection, origins: &Origins, diags: &mut Diag
                 );
             }
         }
-        Err(e) => diags.push("schema.sql", None, None, format!("foreign key check failed: {e}")),
+        Err(e) => diags.push(
+            "schema.sql",
+            None,
+            None,
+            format!("foreign key check failed: {e}"),
+        ),
     }
 }
