@@ -180,6 +180,13 @@ impl Recorder {
         Ok(RecordedStep { record, outcome })
     }
 
+    /// Hands the episode the customer's reply to the next message (see
+    /// [`Episode::set_next_reply`]); the reply is then recorded like any
+    /// other observation.
+    pub fn set_next_reply(&mut self, reply: Option<String>) {
+        self.episode.set_next_reply(reply);
+    }
+
     /// Sets the rationale ("why I did this") and flag of step `idx`.
     pub fn annotate(
         &mut self,

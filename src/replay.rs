@@ -63,9 +63,12 @@ pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
     }
 }
 
+/// A parsed input line: task index, task id, actions.
+type ParsedLine = (Option<Value>, Option<String>, Vec<Action>);
+
 fn parse_line(
     line: &str,
-) -> std::result::Result<(Option<Value>, Option<String>, Vec<Action>), String> {
+) -> std::result::Result<ParsedLine, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
     let obj = value
         .as_object()

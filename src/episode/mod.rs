@@ -90,6 +90,9 @@ pub struct Episode {
     seed: u64,
     steps: u32,
     replies_used: usize,
+    /// The reply to the next message once the scripted replies have run out
+    /// (from a user simulator); used once.
+    next_reply: Option<String>,
     status: Status,
     /// When false, step limits and terminating tools do not end the episode
     /// (batch replay of recorded action lists).
@@ -134,6 +137,7 @@ impl Episode {
             seed: 0,
             steps: 0,
             replies_used: 0,
+            next_reply: None,
             status: Status::Terminated,
             enforce_limits: true,
         })
@@ -164,6 +168,7 @@ impl Episode {
         self.seed = seed;
         self.steps = 0;
         self.replies_used = 0;
+        self.next_reply = None;
         self.status = Status::Running;
         let observation = Observation::success(
             json!({"task_id": task_id, "instruction": instruction, "opening_message": opening}),
@@ -259,14 +264,27 @@ impl Episode {
     /// A message to the customer; the observation is their reply, taken from
     /// the task's scripted replies in order, or empty when they run out.
     fn reply(&mut self) -> Observation {
-        let reply = self
-            .task()
-            .replies
-            .get(self.replies_used)
-            .cloned()
+        let scripted = self.task().replies.get(self.replies_used).cloned();
+        let reply = scripted
+            .or_else(|| self.next_reply.take())
             .unwrap_or_default();
         self.replies_used += 1;
         Observation::success(json!({ "reply": reply }), reply)
+    }
+
+    /// How many scripted replies the next messages will still get.
+    pub fn scripted_replies_left(&self) -> usize {
+        self.world
+            .task(&self.task_id)
+            .map(|t| t.replies.len().saturating_sub(self.replies_used))
+            .unwrap_or(0)
+    }
+
+    /// Sets the customer's reply to the next message, for when the task's
+    /// scripted replies have run out: lets a user simulator outside the
+    /// engine answer without the engine running it.
+    pub fn set_next_reply(&mut self, reply: Option<String>) {
+        self.next_reply = reply;
     }
 
     /// Replaying a recorded action list must apply every action, as the

@@ -177,8 +177,11 @@ fn py_round(ctx: &Context<'_>, digits: i64, to_int: bool) -> rusqlite::Result<Sq
 /// Python's `round(int, n)`: unchanged for n >= 0, half-even to a power of
 /// ten otherwise.
 fn round_int(i: i64, digits: i32) -> i64 {
-    if digits >= 0 || digits < -18 {
-        return if digits < -18 { 0 } else { i };
+    if digits >= 0 {
+        return i;
+    }
+    if digits < -18 {
+        return 0;
     }
     let m = 10_i64.pow(digits.unsigned_abs());
     let q = i.div_euclid(m);

@@ -36,10 +36,28 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// How hard a commit works to survive failures. `Full` is the invariant
+/// above; `Fast` trades power-loss safety for speed where a lost tail of
+/// steps can be re-run (agent rollouts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous = FULL`: every commit is fsynced; survives power loss.
+    #[default]
+    Full,
+    /// `synchronous = NORMAL` (WAL): durable against a process crash, not
+    /// against power loss or an OS crash.
+    Fast,
+}
+
 impl Store {
     /// Opens (creating if needed) the store at `path` and brings its schema
     /// up to date.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        Store::open_with(path, Durability::Full)
+    }
+
+    /// [`Store::open`] with a chosen durability.
+    pub fn open_with(path: impl AsRef<Path>, durability: Durability) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
         let fail = |message: String| Error::Store {
             path: path.display().to_string(),
@@ -98,6 +116,10 @@ impl Store {
             schema::APPLICATION_ID
         ))
         .map_err(|e| fail(e.to_string()))?;
+        if durability == Durability::Fast {
+            conn.execute_batch("PRAGMA synchronous = NORMAL;")
+                .map_err(|e| fail(e.to_string()))?;
+        }
         Ok(Store {
             conn: Mutex::new(conn),
             path,
@@ -418,6 +440,41 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// [`Store::import`] for whole exported episodes: also their experts
+    /// and reviews, in the same all-or-nothing transaction. An expert whose
+    /// id is already in the store keeps the profile it has here, so an
+    /// import never rewrites who someone is; reviews get fresh row ids.
+    /// Returns how many experts were added.
+    pub fn import_full(&self, experts: &[Expert], episodes: &[(EpisodeRecord, Vec<StepRecord>, Vec<Review>)]) -> Result<usize> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        let mut added = 0;
+        for x in experts {
+            added += tx.execute(
+                "INSERT OR IGNORE INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![x.id, x.name, x.domain, x.credentials, x.credentials_attested, x.verified, x.created_at, x.updated_at],
+            )?;
+        }
+        for (record, steps, reviews) in episodes {
+            let exists: bool = tx.query_row("SELECT count(*) > 0 FROM episodes WHERE id = ?1", [&record.id], |r| r.get(0))?;
+            if exists {
+                return Err(Error::Conflict(format!("episode {} is already in the store", record.id)));
+            }
+            insert_episode(&tx, record)?;
+            for step in steps {
+                insert_step(&tx, &record.id, step)?;
+            }
+            for r in reviews {
+                tx.execute(
+                    "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![record.id, r.reviewer, r.decision.as_str(), r.comment, r.at],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(added)
     }
 }
 

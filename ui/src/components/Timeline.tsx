@@ -8,10 +8,11 @@ import { StepResult } from "./StepResult";
 const DEFAULT_FLAG = "Needs a second look";
 
 function summary(step: StepView, tools: ToolInfo[]): { title: string; detail: string; kind: string } {
-  if (isMessage(step.action)) return { title: "Message to the customer", detail: step.action.message, kind: "message" };
-  const tool = tools.find((t) => t.name === step.action.tool);
-  const args = { ...step.action.args };
-  let title = toolTitle(tools, step.action.tool);
+  const action = step.action;
+  if (isMessage(action)) return { title: "Message to the customer", detail: action.message, kind: "message" };
+  const tool = tools.find((t) => t.name === action.tool);
+  const args = { ...action.args };
+  let title = toolTitle(tools, action.tool);
   if (tool?.view) {
     if ("key" in args) {
       title = `Opened ${String(args.key)}`;

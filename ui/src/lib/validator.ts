@@ -16,12 +16,12 @@ import {
 } from "@rjsf/utils";
 import { humanize } from "./errors";
 
-type Data = Record<string, unknown> | undefined;
+type Data = Record<string, unknown>;
 
 const isEmpty = (v: unknown) => v === undefined || v === null || v === "";
 
 /** Problems with `data`, as [field or "" for the whole form, message]. */
-export function problems(schema: RJSFSchema, data: Data, alternatives: string[][] = []): [string, string][] {
+export function problems(schema: RJSFSchema, data: Data | undefined, alternatives: string[][] = []): [string, string][] {
   const out: [string, string][] = [];
   const value = data ?? {};
   const props = (schema.properties ?? {}) as Record<string, RJSFSchema>;
@@ -73,7 +73,7 @@ export function problems(schema: RJSFSchema, data: Data, alternatives: string[][
 /** An @rjsf validator over `problems`, knowing the form's alternatives. */
 export function formValidator(alternatives: string[][] = []): ValidatorType<Data, RJSFSchema> {
   const validateFormData = (
-    formData: Data,
+    formData: Data | undefined,
     schema: RJSFSchema,
     customValidate?: CustomValidator<Data, RJSFSchema>,
     transformErrors?: ErrorTransformer<Data, RJSFSchema>,

@@ -68,9 +68,9 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   const paused = state.matches("paused");
   const open = view?.status === "in_progress" || view?.status === "paused";
   const canAct = active && !!view && !view.done && !acting;
-  const transitional = ["loading", "pausing", "resuming", "reviewing", "submitting", "discarding", "restarting"].some(
-    (s) => state.matches(s),
-  );
+  const transitional = (
+    ["loading", "pausing", "resuming", "reviewing", "submitting", "discarding", "restarting"] as const
+  ).some((s) => state.matches(s));
 
   useEffect(() => {
     if (!view?.world_id || world?.id === view.world_id) return;
