@@ -111,6 +111,16 @@ fn engine(c: &mut Criterion) {
         })
     });
 
+    // Engine overhead on a trivial tool, without a heavy query.
+    let mini = Arc::new(World::load(repo().join("tests/worlds/mini")).expect("mini loads"));
+    let mut mini_ep = Episode::new(Arc::clone(&mini)).expect("episode");
+    mini_ep.set_enforce_limits(false);
+    mini_ep.reset("pay-back", 0).expect("reset");
+    let get = Action::tool("get_account", serde_json::json!({"account_id": "A-1"}));
+    c.bench_function("mini/read_step", |b| b.iter(|| mini_ep.step(&get).expect("step")));
+    let msg = Action::message("hello");
+    c.bench_function("mini/message_step", |b| b.iter(|| mini_ep.step(&msg).expect("step")));
+
     let (_keep, big) = big_world();
     let big = Arc::new(World::load(&big).expect("big world loads"));
     let mut big_ep = Episode::new(Arc::clone(&big)).expect("episode");

@@ -40,6 +40,17 @@ pub enum Error {
     /// or submitted episode).
     #[error("{0}")]
     Conflict(String),
+    /// An input file (e.g. episodes to import) was rejected whole; every
+    /// problem found is listed with its line.
+    #[error("{} has {} problem(s):\n{}", .path, .problems.len(), render_list(.problems))]
+    InvalidInput { path: String, problems: Vec<String> },
+    /// A rubric file did not load; every problem found is listed with its
+    /// file, line and criterion.
+    #[error("{} has {} problem(s):\n{}", .path, .problems.len(), render_list(.problems))]
+    RubricInvalid {
+        path: String,
+        problems: Vec<Diagnostic>,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -59,6 +70,8 @@ impl Error {
             Error::NotFound(_) => "not_found",
             Error::WorldChanged(_) => "world_changed",
             Error::Conflict(_) => "conflict",
+            Error::InvalidInput { .. } => "invalid_input",
+            Error::RubricInvalid { .. } => "rubric_invalid",
             Error::Other(_) => "error",
         }
     }
@@ -71,7 +84,7 @@ impl Error {
     }
 }
 
-fn render_list(problems: &[Diagnostic]) -> String {
+fn render_list(problems: &[impl std::fmt::Display]) -> String {
     problems
         .iter()
         .map(|p| format!("  - {p}"))

@@ -1,9 +1,16 @@
-//! Batch replay of action lists: the conformance and regression workhorse.
+//! Replay, in two forms.
 //!
-//! Each input line is an action list (engine shape or τ-bench's
+//! **Batch replay of action lists**, the conformance and regression
+//! workhorse: each input line is an action list (engine shape or τ-bench's
 //! `{"actions": [{"name", "kwargs"}]}`); each output line holds the
 //! observation texts and the final state diff. Lines are independent, so
 //! they run in parallel on every core, one reusable episode per thread.
+//!
+//! **Replay of a stored trajectory** ([`replay_stored`]): the kept steps of
+//! a recorded episode run again on a fresh episode, and every observation
+//! is compared with the recorded one. This is how a world author learns
+//! that a change to a tool altered what experts saw: the first divergence
+//! is reported with both observations and the state so far.
 
 use std::sync::Arc;
 
@@ -14,6 +21,8 @@ use serde_json::Value;
 use crate::action::Action;
 use crate::episode::{Changes, Episode};
 use crate::error::{Error, Result};
+use crate::observation::Observation;
+use crate::store::{EpisodeRecord, StepRecord};
 use crate::world::World;
 
 /// One parsed input line.
@@ -152,4 +161,84 @@ pub fn replay_all(
             },
         )
         .collect()
+}
+
+/// Where a stored trajectory stopped matching its recording.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Divergence {
+    /// The step's index in the episode's raw log (as stored).
+    pub step: u32,
+    /// Its position among the kept (non-retracted) steps, from 0.
+    pub position: usize,
+    pub action: Action,
+    pub expected: Observation,
+    pub actual: Observation,
+    /// What else differs, e.g. "terminated: recorded false, replayed true".
+    pub other: Vec<String>,
+    /// The replayed world's state diff against the seed, after this step.
+    pub changes: Changes,
+}
+
+/// The outcome of replaying one stored episode.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StoredReplay {
+    pub episode_id: String,
+    pub world_id: String,
+    pub task_id: String,
+    /// The world's content differs from the recording's (replay was forced).
+    pub world_changed: bool,
+    /// Kept steps in the recording.
+    pub kept_steps: usize,
+    /// Steps replayed, up to and including a divergence.
+    pub replayed_steps: usize,
+    /// `None` when every observation matched.
+    pub divergence: Option<Divergence>,
+}
+
+/// Re-executes the kept steps of a recorded episode on a fresh episode and
+/// compares each observation (and the terminated/truncated flags) with the
+/// recorded ones, stopping at the first difference. A world whose content
+/// changed since recording is refused unless `force` (see
+/// [`crate::recorder::check_world`]). Limits are not enforced, as in batch
+/// replay: if a changed world ends the episode early, that shows up as a
+/// divergence rather than an error.
+pub fn replay_stored(world: &Arc<World>, record: &EpisodeRecord, steps: &[StepRecord], force: bool) -> Result<StoredReplay> {
+    crate::recorder::check_world(record, world, force)?;
+    let mut episode = Episode::new(Arc::clone(world))?;
+    episode.set_enforce_limits(false);
+    episode.reset(&record.task_id, record.seed)?;
+    let kept: Vec<&StepRecord> = steps.iter().filter(|s| !s.retracted).collect();
+    let mut out = StoredReplay {
+        episode_id: record.id.clone(),
+        world_id: record.world_id.clone(),
+        task_id: record.task_id.clone(),
+        world_changed: record.world_hash != world.content_hash,
+        kept_steps: kept.len(),
+        replayed_steps: 0,
+        divergence: None,
+    };
+    for (position, step) in kept.into_iter().enumerate() {
+        let got = episode.step(&step.action)?;
+        out.replayed_steps += 1;
+        let mut other = Vec::new();
+        if got.terminated != step.terminated {
+            other.push(format!("terminated: recorded {}, replayed {}", step.terminated, got.terminated));
+        }
+        if got.truncated != step.truncated {
+            other.push(format!("truncated: recorded {}, replayed {}", step.truncated, got.truncated));
+        }
+        if got.observation != step.observation || !other.is_empty() {
+            out.divergence = Some(Divergence {
+                step: step.idx,
+                position,
+                action: step.action.clone(),
+                expected: step.observation.clone(),
+                actual: got.observation,
+                other,
+                changes: episode.changes()?,
+            });
+            break;
+        }
+    }
+    Ok(out)
 }

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -110,14 +112,19 @@ class App:
     def open_tool(self, query: str, tool: str):
         """Ctrl+K, type a few letters, Enter: the keyboard way to pick a tool."""
         self.clickable("[data-testid=open-palette]")
-        self.js(
-            "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'k', ctrlKey: true, bubbles: true}))"
-        )
+        self.keys(Keys.CONTROL, "k")
         box = self.visible("[data-testid=palette] input")
         box.send_keys(query)
         self.css(f"[data-testid=palette] li[data-tool='{tool}'][aria-selected=true]")
-        box.send_keys("\n")
+        box.send_keys(Keys.ENTER)
         self.css(f"[data-testid=tool-form][data-tool='{tool}']")
+        # Picking a tool moves the focus to its first field: let it land
+        # before typing, as a person would.
+        self.wait().until(lambda d: d.execute_script("return !!document.activeElement.closest('[data-testid=tool-form]')"))
+
+    def keys(self, modifier: str, key: str):
+        """Presses modifier+key as a person would (real key events)."""
+        ActionChains(self.driver).key_down(modifier).send_keys(key).key_up(modifier).perform()
 
     def fill(self, tool: str, **fields):
         for name, value in fields.items():
@@ -177,8 +184,15 @@ def data_dir(tmp_path: Path) -> Path:
     return d
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def launch(data_dir: Path):
+def launch(data_dir: Path, request):
     apps: list[App] = []
 
     def _launch() -> App:
@@ -187,5 +201,11 @@ def launch(data_dir: Path):
         return app
 
     yield _launch
+    failed = getattr(request.node, "report_call", None)
+    if failed is not None and failed.failed and apps:
+        try:
+            apps[-1].shot(f"FAILED-{request.node.name}")
+        except Exception:
+            pass
     for app in apps:
         app.quit()

@@ -127,7 +127,7 @@ def workload_rss_and_latency() -> tuple[int, list[float]]:
         app.clickable("[data-view=invoices]").click()
         n += 1
         app.wait_count("[data-testid=timeline-entry]", n)
-        app.open_tool("refund", "issue_refund")
+        app.open_tool("issue refund", "issue_refund")
         app.fill("issue_refund", invoice_id="INV-24073", amount="200", reason="Duplicate charge on March 1", ticket_id="T-1042")
         for _ in range(5):
             n += 1

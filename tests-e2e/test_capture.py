@@ -7,6 +7,7 @@ import statistics
 from pathlib import Path
 
 from conftest import ARTIFACTS
+from selenium.webdriver.common.keys import Keys
 
 TASK = "duplicate-charge"
 REFUND_REASON = "Duplicate charge: March invoice was charged twice on March 1 (payment retry)"
@@ -67,7 +68,7 @@ def test_expert_performs_a_support_task_and_the_exact_trajectory_is_stored(launc
     app.clickable("[data-view=invoices]").click()
     app.wait_count("[data-testid=timeline-entry]", 3)
     app.css("[data-testid=table-invoices] .vtable-row")
-    app.type_into("[data-testid=records-search]", "Harborlight\n")
+    app.type_into("[data-testid=records-search]", "Harborlight").send_keys(Keys.ENTER)
     app.wait_count("[data-testid=timeline-entry]", 4)
     app.clickable("[data-testid=table-invoices] [data-key='INV-24073']").click()
     app.wait_count("[data-testid=timeline-entry]", 5)
@@ -75,7 +76,7 @@ def test_expert_performs_a_support_task_and_the_exact_trajectory_is_stored(launc
     app.shot("04-workspace-records")
 
     # A refund larger than what was paid: the guard refuses it, in plain words.
-    app.open_tool("refund", "issue_refund")
+    app.open_tool("issue refund", "issue_refund")
     app.fill("issue_refund", invoice_id="INV-24073", amount="200", reason=REFUND_REASON, ticket_id="T-1042")
     app.run(6)
     error = app.text_of("[data-testid=step-error]")
@@ -193,7 +194,7 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     app.clickable("[data-testid=paused] button").click()
     app.wait_text("[data-testid=status]", "Recording")
 
-    app.open_tool("refund", "issue_refund")
+    app.open_tool("issue refund", "issue_refund")
     app.fill(
         "issue_refund",
         invoice_id="INV-24048",

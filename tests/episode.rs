@@ -298,3 +298,36 @@ fn read_only_queries_cannot_write() {
         .query("PRAGMA table_info(accounts)", &Default::default())
         .is_err());
 }
+
+/// Reset must restore the seed whether it reverts rows one by one or copies
+/// the whole snapshot (worlds with triggers or cascading foreign keys).
+#[test]
+fn reset_restores_the_seed_in_every_kind_of_world() {
+    let plain = common::copy_world(&common::mini_dir());
+    let with_trigger = common::copy_world(&common::mini_dir());
+    common::write(
+        with_trigger.path(),
+        "schema.sql",
+        &(std::fs::read_to_string(common::mini_dir().join("schema.sql")).unwrap()
+            + "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT);\n\
+               CREATE TRIGGER log_transfer AFTER INSERT ON transfers BEGIN INSERT INTO audit (what) VALUES (NEW.id); END;\n"),
+    );
+    for dir in [plain.path(), with_trigger.path()] {
+        let world = std::sync::Arc::new(understudy::World::load(dir).unwrap());
+        let mut ep = Episode::new(world.clone()).unwrap();
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            ep.reset("pay-back", 0).unwrap();
+            assert!(ep.changes().unwrap().is_empty(), "reset leaves no changes");
+            let out = ep
+                .step(&Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-2", "amount": 10})))
+                .unwrap();
+            ep.step(&Action::tool("tag_doc", json!({"doc_id": "d2", "tag": "z"}))).unwrap();
+            runs.push((out.observation, serde_json::to_string(&ep.changes().unwrap()).unwrap()));
+        }
+        assert!(runs.windows(2).all(|w| w[0] == w[1]), "{}: runs differ after reset", dir.display());
+        if dir == with_trigger.path() {
+            assert!(runs[0].1.contains("\"audit\""), "the trigger's row is part of the diff");
+        }
+    }
+}

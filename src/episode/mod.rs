@@ -7,6 +7,7 @@
 //! simulated, and SQLite's time and random functions are replaced.
 
 mod changes;
+mod restore;
 mod tool_call;
 mod view_call;
 
@@ -153,17 +154,8 @@ impl Episode {
         let opening = task.opening_message.clone();
         let instruction = task.instruction.clone();
         let world = Arc::clone(&self.world);
-        let conn = self.conn_mut();
-        // Statements prepared against the old database keep pointers into
-        // its schema, and the new copy has the same schema cookie, so SQLite
-        // would not re-prepare them: finalize them all first.
-        conn.flush_prepared_statement_cache();
-        conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
+        restore::reset_database(self)?;
         *self.lock_state() = SimState::new(world.meta.clock_start, seed, world.meta.ids.clone());
-        self.touched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
         self.task_id = task_id.to_string();
         self.seed = seed;
         self.steps = 0;

@@ -28,26 +28,43 @@ pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> O
             ),
         );
     }
-    if let Err(e) = ep.conn().execute_batch("SAVEPOINT tool_call") {
-        return Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e));
-    }
     let mode = match tool.kind {
         ToolKind::Read => SandboxMode::WorldRead,
         ToolKind::Write => SandboxMode::WorldWrite,
     };
+    // Read tools cannot change anything (the sandbox denies it), so they
+    // need no savepoint; write tools get one so a failure undoes it all.
+    let guarded = tool.kind == ToolKind::Write;
+    if guarded {
+        if let Err(e) = engine_statement(ep, "SAVEPOINT tool_call") {
+            return Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e));
+        }
+    }
     let sandbox = ep.sandbox.clone();
     sandbox.set(mode);
     let outcome = execute(ep, tool, args, mode);
     sandbox.set(SandboxMode::Engine);
-    let end = if outcome.ok {
-        "RELEASE tool_call"
+    if !guarded {
+        return outcome;
+    }
+    let ended = if outcome.ok {
+        engine_statement(ep, "RELEASE tool_call")
     } else {
-        "ROLLBACK TO tool_call; RELEASE tool_call"
+        engine_statement(ep, "ROLLBACK TO tool_call")
+            .and_then(|_| engine_statement(ep, "RELEASE tool_call"))
     };
-    match ep.conn().execute_batch(end) {
+    match ended {
         Ok(()) => outcome,
         Err(e) => Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e)),
     }
+}
+
+/// Runs one of the engine's own statements, cached. World SQL can never
+/// share these cache entries: savepoint statements are refused by the text
+/// check before any world statement is prepared.
+fn engine_statement(ep: &Episode, sql: &str) -> rusqlite::Result<()> {
+    ep.conn().prepare_cached(sql)?.execute([])?;
+    Ok(())
 }
 
 fn execute(

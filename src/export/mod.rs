@@ -1,1 +1,431 @@
-//! (being written) See docs/ARCHITECTURE.md.
+//! Dataset export and import: trajectories leave the store in the shapes
+//! training code reads as they are, and come back in without loss.
+//!
+//! Formats (schemas and examples in `docs/formats.md`):
+//! - [`Format::Native`]: one `understudy.episode/1` object per line with
+//!   everything the store knows (retracted steps kept and marked). It is the
+//!   backup and exchange format, and the only one [`import`] reads, so
+//!   export → import → export reproduces the same bytes.
+//! - [`Format::Trl`]: Hugging Face / TRL conversational rows.
+//! - [`Format::OpenAi`]: OpenAI chat fine-tuning rows.
+//! - [`Format::Folder`]: a dataset folder (`data/`, `meta/info.json`,
+//!   `README.md`) that `datasets.load_dataset(folder)` opens as it is.
+//!
+//! The training formats need each episode's world for the policy and the
+//! tool specs: worlds are looked up by id in a folder of worlds, and an
+//! episode whose world or task is gone is refused rather than exported with
+//! a guessed prompt.
+
+mod chat;
+pub mod folder;
+pub mod import;
+pub mod native;
+pub mod openai;
+pub mod trl;
+pub mod worlds;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::store::{EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, StepRecord, Store};
+
+pub use import::{import, ImportSummary};
+pub use worlds::WorldSet;
+
+/// Names this build in `meta/info.json`, so a dataset says what wrote it.
+pub const EXPORTER: &str = concat!("understudy ", env!("CARGO_PKG_VERSION"));
+
+/// The output shapes of `understudy export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Native,
+    Trl,
+    OpenAi,
+    Folder,
+}
+
+impl Format {
+    /// Only the native format is a faithful dump; the others are built
+    /// from the world's policy and tools.
+    pub fn needs_worlds(self) -> bool {
+        self != Format::Native
+    }
+}
+
+/// One episode with everything recorded about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeBundle {
+    pub record: EpisodeRecord,
+    /// The expert's profile when the actor is an expert known to the store.
+    pub expert: Option<Expert>,
+    /// Every step, retracted ones included, in order.
+    pub steps: Vec<StepRecord>,
+    pub reviews: Vec<Review>,
+}
+
+impl EpisodeBundle {
+    /// The steps a training example is made of.
+    pub fn steps_for_training(&self, include_retracted: bool) -> impl Iterator<Item = &StepRecord> {
+        self.steps.iter().filter(move |s| include_retracted || !s.retracted)
+    }
+}
+
+/// Which episodes to export. Dates are compared as instants, so episodes
+/// imported with any UTC offset filter correctly.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    pub world: Option<String>,
+    pub task: Option<String>,
+    pub status: Option<EpisodeStatus>,
+    /// An expert's id: only episodes that expert performed.
+    pub expert: Option<String>,
+    /// Inclusive.
+    pub since: Option<DateTime<Utc>>,
+    /// Exclusive.
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl Filter {
+    pub fn matches(&self, r: &EpisodeRecord) -> bool {
+        let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        if !eq(&self.world, &r.world_id) || !eq(&self.task, &r.task_id) {
+            return false;
+        }
+        if self.status.is_some_and(|s| s != r.status) {
+            return false;
+        }
+        if let Some(expert) = &self.expert {
+            match &r.actor {
+                crate::store::Actor::Expert { id } if id == expert => {}
+                _ => return false,
+            }
+        }
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        let Ok(at) = DateTime::parse_from_rfc3339(&r.created_at).map(|t| t.with_timezone(&Utc)) else {
+            return false;
+        };
+        self.since.is_none_or(|s| at >= s) && self.until.is_none_or(|u| at < u)
+    }
+
+    /// Parses a `--since`/`--until` value: an RFC 3339 time, or a date
+    /// (`YYYY-MM-DD`, UTC). A date given as the end of a range means the
+    /// whole of that day is included, which is what people mean by
+    /// "until March 31".
+    pub fn parse_time(parameter: &str, value: &str, end_of_range: bool) -> Result<DateTime<Utc>> {
+        if let Ok(t) = DateTime::parse_from_rfc3339(value) {
+            return Ok(t.with_timezone(&Utc));
+        }
+        if let Ok(d) = NaiveDate::parse_from_str(value, "%Y-%m-%d") {
+            let day = if end_of_range { d.succ_opt().unwrap_or(d) } else { d };
+            if let Some(t) = day.and_hms_opt(0, 0, 0) {
+                return Ok(t.and_utc());
+            }
+        }
+        Err(Error::Other(format!(
+            "{parameter}: `{value}` is not a date; expected YYYY-MM-DD or an RFC 3339 time such as 2025-03-04T09:00:00Z"
+        )))
+    }
+
+    /// Parses a `--status` value, naming the accepted ones when it is wrong.
+    pub fn parse_status(parameter: &str, value: &str) -> Result<EpisodeStatus> {
+        EpisodeStatus::parse(value).ok_or_else(|| {
+            Error::Other(format!(
+                "{parameter}: `{value}` is not an episode status; expected one of {}",
+                STATUSES.join(", ")
+            ))
+        })
+    }
+
+    /// The part of the filter the store can apply in SQL; dates are checked
+    /// here, as instants.
+    fn store_filter(&self) -> EpisodeFilter {
+        EpisodeFilter {
+            world_id: self.world.clone(),
+            task_id: self.task.clone(),
+            status: self.status,
+            actor_kind: self.expert.as_ref().map(|_| "expert".to_string()),
+            actor_id: self.expert.clone(),
+            since: None,
+            until: None,
+        }
+    }
+}
+
+/// Every episode status, as written in files and on the command line.
+pub const STATUSES: [&str; 6] = ["in_progress", "paused", "submitted", "abandoned", "approved", "rejected"];
+
+/// How to export.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    pub format: Format,
+    pub filter: Filter,
+    /// Training formats leave undone steps out unless this is set. The
+    /// native format always keeps them (marked).
+    pub include_retracted: bool,
+    /// Rows per data file in a dataset folder.
+    pub rows_per_file: usize,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            format: Format::Native,
+            filter: Filter::default(),
+            include_retracted: false,
+            rows_per_file: folder::DEFAULT_ROWS_PER_FILE,
+        }
+    }
+}
+
+/// Where episodes come from: a store, or episodes already in memory (a
+/// native JSONL file that was read and validated).
+pub enum Source<'a> {
+    Store(&'a Store),
+    Episodes(&'a [EpisodeBundle]),
+}
+
+/// An episode picked by the filter; a stored one is loaded only when it is
+/// written, so exporting a large store never holds it all in memory.
+pub enum Selected<'a> {
+    Stored(EpisodeRecord),
+    Loaded(&'a EpisodeBundle),
+}
+
+impl Selected<'_> {
+    pub fn record(&self) -> &EpisodeRecord {
+        match self {
+            Selected::Stored(r) => r,
+            Selected::Loaded(b) => &b.record,
+        }
+    }
+}
+
+impl<'a> Source<'a> {
+    /// The episodes matching `filter`, oldest first.
+    pub fn select(&self, filter: &Filter) -> Result<Vec<Selected<'a>>> {
+        match self {
+            Source::Store(store) => Ok(store
+                .episodes(&filter.store_filter())?
+                .into_iter()
+                .filter(|r| filter.matches(r))
+                .map(Selected::Stored)
+                .collect()),
+            Source::Episodes(list) => {
+                Ok(list.iter().filter(|b| filter.matches(&b.record)).map(Selected::Loaded).collect())
+            }
+        }
+    }
+
+    /// The store, when there is one (rewards live there).
+    pub fn store(&self) -> Option<&'a Store> {
+        match self {
+            Source::Store(s) => Some(s),
+            Source::Episodes(_) => None,
+        }
+    }
+}
+
+/// Loads whole episodes from a store, remembering expert profiles.
+struct Loader<'a> {
+    store: Option<&'a Store>,
+    experts: HashMap<String, Option<Expert>>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(store: Option<&'a Store>) -> Self {
+        Loader {
+            store,
+            experts: HashMap::new(),
+        }
+    }
+
+    fn load<'b>(&mut self, selected: &'b Selected<'b>) -> Result<Cow<'b, EpisodeBundle>> {
+        let (store, record) = match (selected, self.store) {
+            (Selected::Loaded(b), _) => return Ok(Cow::Borrowed(*b)),
+            (Selected::Stored(r), Some(s)) => (s, r),
+            (Selected::Stored(r), None) => return Err(Error::NotFound(format!("episode {}", r.id))),
+        };
+        let expert = match &record.actor {
+            crate::store::Actor::Expert { id } => match self.experts.get(id) {
+                Some(e) => e.clone(),
+                None => {
+                    let e = match store.expert(id) {
+                        Ok(e) => Some(e),
+                        Err(Error::NotFound(_)) => None,
+                        Err(e) => return Err(e),
+                    };
+                    self.experts.insert(id.clone(), e.clone());
+                    e
+                }
+            },
+            crate::store::Actor::Agent { .. } => None,
+        };
+        Ok(Cow::Owned(EpisodeBundle {
+            record: record.clone(),
+            expert,
+            steps: store.steps(&record.id)?,
+            reviews: store.reviews(&record.id)?,
+        }))
+    }
+}
+
+/// The reward column of the training formats.
+///
+/// Rewards come from rubric scores, which live in a `scores` table that the
+/// scoring work adds to the store. Until that table exists every reward is
+/// `None` (null in the files), so datasets exported today already have the
+/// column and only its values change once episodes are scored. The scoring
+/// engineer replaces this body: read the episode's latest overall score
+/// from `scores` when the table exists, `None` otherwise.
+pub fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
+    let _ = (store, episode_id);
+    None
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ExportSummary {
+    pub episodes: usize,
+    /// Steps written: all of them for the native format, the kept ones (or
+    /// all, with `include_retracted`) for the training formats.
+    pub steps: usize,
+    /// Files written, relative to the output folder for a dataset folder.
+    pub files: Vec<PathBuf>,
+    /// Problems worth telling the user that did not stop the export, e.g.
+    /// an episode recorded in an older version of its world.
+    pub warnings: Vec<String>,
+}
+
+/// Picks the episodes, checks their worlds (for the formats that need
+/// them), and writes one JSONL line per episode to `out`.
+/// `worlds` may be `None` only for [`Format::Native`].
+/// `progress` is called after each episode.
+pub fn write_jsonl(
+    source: &Source<'_>,
+    worlds: Option<&WorldSet>,
+    options: &ExportOptions,
+    out: &mut dyn Write,
+    progress: &dyn Fn(),
+) -> Result<ExportSummary> {
+    let summary = write_rows(source, worlds, options, &mut |line, _| {
+        out.write_all(line).map_err(|e| Error::io("writing the export", e))
+    }, progress)?;
+    out.flush().map_err(|e| Error::io("writing the export", e))?;
+    Ok(summary)
+}
+
+/// The export loop: each selected episode becomes one line (newline
+/// included) handed to `sink` with its header.
+fn write_rows(
+    source: &Source<'_>,
+    worlds: Option<&WorldSet>,
+    options: &ExportOptions,
+    sink: &mut dyn FnMut(&[u8], &EpisodeRecord) -> Result<()>,
+    progress: &dyn Fn(),
+) -> Result<ExportSummary> {
+    let selected = source.select(&options.filter)?;
+    let mut summary = ExportSummary::default();
+    let worlds = prepare_worlds(options.format, worlds, &selected, &mut summary)?;
+    let mut loader = Loader::new(source.store());
+    let mut tools = chat::ToolCache::default();
+    let mut line = Vec::with_capacity(64 * 1024);
+    for sel in &selected {
+        let bundle = loader.load(sel)?;
+        line.clear();
+        summary.steps += match options.format {
+            Format::Native => native::write_line(&bundle, &mut line)?,
+            Format::Trl | Format::Folder => {
+                let reward = source.store().and_then(|s| reward_for(s, &bundle.record.id));
+                trl::write_row(&bundle, worlds_for(worlds)?, &mut tools, reward, options.include_retracted, &mut line)?
+            }
+            Format::OpenAi => openai::write_row(&bundle, worlds_for(worlds)?, &mut tools, options.include_retracted, &mut line)?,
+        };
+        line.push(b'\n');
+        sink(&line, &bundle.record)?;
+        summary.episodes += 1;
+        progress();
+    }
+    Ok(summary)
+}
+
+fn worlds_for(worlds: Option<&WorldSet>) -> Result<&WorldSet> {
+    worlds.ok_or_else(|| Error::Other("this export format needs the episodes' worlds (--worlds)".into()))
+}
+
+/// Refuses episodes whose world or task is missing; warns once per world
+/// version whose content changed since recording.
+fn prepare_worlds<'w>(
+    format: Format,
+    worlds: Option<&'w WorldSet>,
+    selected: &[Selected<'_>],
+    summary: &mut ExportSummary,
+) -> Result<Option<&'w WorldSet>> {
+    if !format.needs_worlds() {
+        return Ok(worlds);
+    }
+    let set = worlds_for(worlds)?;
+    let check = set.check(selected.iter().map(|s| (s.record(), format!("episode {}", s.record().id))));
+    if !check.problems.is_empty() {
+        return Err(Error::Other(format!(
+            "cannot export {} episode(s) whose world or task is missing (in {}):\n{}",
+            check.problems.len(),
+            set.dir().display(),
+            check.problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n")
+        )));
+    }
+    summary.warnings.extend(check.warnings);
+    Ok(Some(set))
+}
+
+/// Exports to a file or dataset folder. The output appears only when
+/// complete: a failure midway leaves whatever was there before untouched.
+pub fn export_to_path(
+    source: &Source<'_>,
+    worlds: Option<&WorldSet>,
+    options: &ExportOptions,
+    output: &Path,
+    progress: &dyn Fn(),
+) -> Result<ExportSummary> {
+    if options.format == Format::Folder {
+        return folder::write(source, worlds, options, output, progress);
+    }
+    let tmp = partial_path(output);
+    let file = std::fs::File::create(&tmp).map_err(|e| Error::io(format!("creating {}", tmp.display()), e))?;
+    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+    let result = write_jsonl(source, worlds, options, &mut writer, progress).and_then(|s| {
+        writer
+            .into_inner()
+            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e.into_error()))?
+            .sync_all()
+            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+        Ok(s)
+    });
+    match result {
+        Ok(mut summary) => {
+            std::fs::rename(&tmp, output).map_err(|e| Error::io(format!("writing {}", output.display()), e))?;
+            summary.files.push(output.to_path_buf());
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A sibling of `path` to write into before renaming.
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".partial-{}", std::process::id()));
+    path.with_file_name(name)
+}
+

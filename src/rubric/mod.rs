@@ -1,1 +1,311 @@
-//! (being written) See docs/ARCHITECTURE.md.
+//! Rubrics: what "done correctly" means for a task, turned into a reward
+//! that is explainable and tested against the gold run.
+//!
+//! A rubric is a file `rubrics/<task_id>.toml` in the world folder (not part
+//! of the world's content hash). It lists criteria, each with points:
+//! positive for what must happen, negative for what must not; gates zero
+//! the score when they fail. Kinds: `state` (a read-only SQL query on the
+//! final world, or "nothing else changed"), `action` (a tool was called or
+//! not, with argument matchers, ordering and counts), `message` (what was
+//! said to the customer, numbers matched as numbers) and `judged` (graded by
+//! a person in the app or an external judge command; pending until then,
+//! never guessed). The format and formula are in `docs/rubrics.md`.
+//!
+//! **Key decision: scoring never trusts a state the submitter supplies.**
+//! Every score is computed on an episode replayed by the engine from the
+//! actions, and records the rubric, world and task versions it used.
+//!
+//! # API
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use understudy::rubric::{self, Rubric};
+//! use understudy::{Action, Episode, World};
+//!
+//! let world = Arc::new(World::load("fixtures/worlds/support-desk")?);
+//! // Validated against the world; cached per file and world version.
+//! let rubric: Arc<Rubric> = Rubric::load(&world, "duplicate-charge")?.expect("the task has a rubric");
+//!
+//! let actions = vec![Action::message("Hello!")];
+//! let mut episode = Episode::new(Arc::clone(&world))?;
+//! episode.reset("duplicate-charge", 0)?;
+//! let observations: Vec<_> = actions.iter().map(|a| episode.step(a).map(|o| o.observation)).collect::<Result<_, _>>()?;
+//!
+//! // At episode end (the agent server's reward):
+//! let score = rubric::score_episode(&rubric, &episode, &actions, &observations);
+//! println!("reward {:?} (pending: {:?})", score.value, score.pending);
+//! for c in &score.criteria {
+//!     println!("{} {:?} {}", c.id, c.met, c.evidence.detail);
+//! }
+//! # Ok::<(), understudy::Error>(())
+//! ```
+//!
+//! - [`Rubric::load`] / [`RubricSet::load`]: one task's rubric, or all of a
+//!   world's (every problem of every file reported at once, with lines).
+//! - [`score_episode`], [`score_episode_with`] (with stored [`Judgment`]s),
+//!   [`Score::apply_judgment`] when a person grades a judged criterion.
+//! - [`replay_and_score`]: replay an action list on a fresh episode and
+//!   score it (what batch scoring and lint do).
+//! - [`judge::JudgeCommand`]: an external judge program.
+//! - [`lint`]: gold, do-nothing and mutation checks; [`batch`]: JSONL and
+//!   stored episodes scored on all cores, with a summary;
+//!   [`derive`]: rubrics derived from a task's gold solution.
+
+pub mod batch;
+mod criteria;
+pub mod derive;
+mod format;
+pub mod judge;
+pub mod lint;
+mod load;
+mod matchers;
+pub mod mutations;
+pub mod numbers;
+mod score;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+pub use criteria::{ChangeRef, Criterion, CriterionKind, Evidence};
+pub use format::FORMAT;
+pub use judge::{JudgeCommand, Judgment};
+pub use score::{score_episode, score_episode_with, CriterionResult, Score, SectionResult};
+
+use crate::action::Action;
+use crate::episode::Episode;
+use crate::error::{Error, Result};
+use crate::observation::Observation;
+use crate::world::{Diagnostics, World};
+
+/// The folder of a world that holds its rubrics.
+pub const RUBRICS_DIR: &str = "rubrics";
+
+/// A task's rubric, validated against its world.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rubric {
+    pub task_id: String,
+    pub format: u32,
+    pub version: String,
+    pub title: String,
+    pub notes: String,
+    /// SHA-256 of the file's bytes.
+    pub hash: String,
+    pub path: PathBuf,
+    pub sections: Vec<Section>,
+    pub criteria: Vec<Criterion>,
+    /// Actions the policy forbids here; lint adds each to the gold run.
+    pub forbidden: Vec<Forbidden>,
+    /// The world it was validated against.
+    pub world_id: String,
+    pub world_hash: String,
+    /// SHA-256 of the task's definition in that world.
+    pub task_hash: String,
+}
+
+/// A weighted group of criteria or of sub-sections.
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    pub id: String,
+    pub title: String,
+    pub weight: f64,
+    pub parent: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Forbidden {
+    pub action: Action,
+    pub why: String,
+    pub line: usize,
+}
+
+type CacheKey = (PathBuf, String);
+type Cache = Mutex<HashMap<CacheKey, (String, Arc<Rubric>)>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+impl Rubric {
+    /// The rubric of `task_id`, or `None` when the world has no rubric file
+    /// for it. Validated against `world`; reloaded only when the file or
+    /// the world changed, so calling this at every episode end is cheap.
+    pub fn load(world: &Arc<World>, task_id: &str) -> Result<Option<Arc<Rubric>>> {
+        let rel = format!("{RUBRICS_DIR}/{task_id}.toml");
+        let path = world.root.join(&rel);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        };
+        let file_hash = hex::encode(Sha256::digest(&bytes));
+        let key = (path.clone(), world.content_hash.clone());
+        if let Some((h, r)) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            if *h == file_hash {
+                return Ok(Some(Arc::clone(r)));
+            }
+        }
+        let text = decode(&path, bytes)?;
+        let mut diags = Diagnostics::default();
+        let mut probe = load::Probe::new(world);
+        let rubric = load::compile(world, task_id, &rel, &text, &mut probe, &mut diags);
+        let rubric = finish(world, rubric, diags, &path)?;
+        let rubric = Arc::new(rubric);
+        cache()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, (file_hash, Arc::clone(&rubric)));
+        Ok(Some(rubric))
+    }
+
+    /// Parses and validates rubric text for `task_id` without touching the
+    /// disk (for editors and tests); `source` names it in errors.
+    pub fn from_str(world: &Arc<World>, task_id: &str, source: &str, text: &str) -> Result<Rubric> {
+        let mut diags = Diagnostics::default();
+        let mut probe = load::Probe::new(world);
+        let rubric = load::compile(world, task_id, source, text, &mut probe, &mut diags);
+        finish(world, rubric, diags, Path::new(source))
+    }
+
+    pub fn criterion(&self, id: &str) -> Option<&Criterion> {
+        self.criteria.iter().find(|c| c.id == id)
+    }
+
+    /// Σ positive points: the denominator of the score.
+    pub fn possible_points(&self) -> f64 {
+        self.criteria.iter().filter(|c| c.points > 0.0).map(|c| c.points).sum()
+    }
+}
+
+fn decode(path: &Path, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|_| Error::RubricInvalid {
+        path: path.display().to_string(),
+        problems: vec![crate::world::Diagnostic {
+            file: path.display().to_string(),
+            line: None,
+            subject: None,
+            message: "not UTF-8 text".into(),
+        }],
+    })
+}
+
+fn task_hash(world: &World, task_id: &str) -> String {
+    let text = world.task(task_id).and_then(|t| serde_json::to_string(t).ok()).unwrap_or_default();
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+fn finish(world: &World, rubric: Option<Rubric>, diags: Diagnostics, path: &Path) -> Result<Rubric> {
+    match rubric {
+        Some(mut r) if diags.is_empty() => {
+            r.task_hash = task_hash(world, &r.task_id);
+            Ok(r)
+        }
+        _ => Err(Error::RubricInvalid {
+            path: path.display().to_string(),
+            problems: diags.into_vec(),
+        }),
+    }
+}
+
+/// Every rubric of a world, by task id.
+#[derive(Debug, Clone, Default)]
+pub struct RubricSet {
+    pub rubrics: indexmap::IndexMap<String, Arc<Rubric>>,
+}
+
+impl RubricSet {
+    /// Loads and validates every `rubrics/*.toml` of the world. Any problem
+    /// in any file fails the whole load, listing all of them.
+    pub fn load(world: &Arc<World>) -> Result<RubricSet> {
+        let dir = world.root.join(RUBRICS_DIR);
+        let mut set = RubricSet::default();
+        if !dir.is_dir() {
+            return Ok(set);
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        let mut diags = Diagnostics::default();
+        let mut probe = load::Probe::new(world);
+        for path in files {
+            let Some(task_id) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
+            let rel = format!("{RUBRICS_DIR}/{task_id}.toml");
+            let text = match std::fs::read(&path) {
+                Ok(b) => match String::from_utf8(b) {
+                    Ok(t) => t,
+                    Err(_) => {
+                        diags.push(&rel, None, None, "not UTF-8 text");
+                        continue;
+                    }
+                },
+                Err(e) => {
+                    diags.push(&rel, None, None, format!("cannot read: {e}"));
+                    continue;
+                }
+            };
+            if let Some(mut r) = load::compile(world, &task_id, &rel, &text, &mut probe, &mut diags) {
+                r.task_hash = task_hash(world, &task_id);
+                set.rubrics.insert(task_id, Arc::new(r));
+            }
+        }
+        if diags.is_empty() {
+            Ok(set)
+        } else {
+            Err(Error::RubricInvalid {
+                path: dir.display().to_string(),
+                problems: diags.into_vec(),
+            })
+        }
+    }
+
+    pub fn get(&self, task_id: &str) -> Option<&Arc<Rubric>> {
+        self.rubrics.get(task_id)
+    }
+}
+
+/// What replaying an action list produced.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    /// The actions applied (those after the episode ended are dropped).
+    pub actions: Vec<Action>,
+    pub observations: Vec<Observation>,
+    /// Actions given after the episode had ended.
+    pub ignored: usize,
+}
+
+/// Resets `episode` to `task_id` with `seed` and applies `actions` as the
+/// live environment would: actions after an ending tool succeeded or after
+/// the step limit are not applied.
+pub fn replay(episode: &mut Episode, task_id: &str, seed: u64, actions: &[Action]) -> Result<Replayed> {
+    episode.set_enforce_limits(true);
+    episode.reset(task_id, seed)?;
+    let mut observations = Vec::with_capacity(actions.len());
+    let mut applied = 0;
+    for action in actions {
+        if episode.is_done() {
+            break;
+        }
+        observations.push(episode.step(action)?.observation);
+        applied += 1;
+    }
+    Ok(Replayed {
+        actions: actions[..applied].to_vec(),
+        observations,
+        ignored: actions.len() - applied,
+    })
+}
+
+/// Replays `actions` on a fresh reset of `episode` and scores the result.
+pub fn replay_and_score(episode: &mut Episode, rubric: &Rubric, seed: u64, actions: &[Action], judgments: &[Judgment]) -> Result<Score> {
+    let r = replay(episode, &rubric.task_id, seed, actions)?;
+    let mut score = score_episode_with(rubric, episode, &r.actions, &r.observations, judgments);
+    score.ignored_actions = r.ignored;
+    Ok(score)
+}

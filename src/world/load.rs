@@ -109,6 +109,7 @@ pub fn load(root: &Path) -> Result<World> {
     }
 
     let snapshot = conn.serialize(MAIN_DB).map_err(Error::Sqlite)?.to_vec();
+    let restore = restore_plan(&conn, &tables);
     let content_hash = hash::content_hash(root)?;
     let Some(meta) = meta else {
         return fail(display, diags);
@@ -123,6 +124,7 @@ pub fn load(root: &Path) -> Result<World> {
         tables,
         content_hash,
         snapshot,
+        restore,
         scripts,
         templates,
     })
@@ -367,6 +369,64 @@ fn table_infos(
         });
     }
     out
+}
+
+/// Decides whether row-by-row reset is safe, and in which table order.
+fn restore_plan(conn: &Connection, tables: &[TableInfo]) -> super::RestorePlan {
+    let mut plan = super::RestorePlan::default();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap_or(1) };
+    let triggers = count("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'");
+    plan.has_sequence = count("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'") > 0;
+    let mut parents: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    let mut actions = false;
+    for t in tables {
+        let cols = seed::table_columns(conn, &t.name).unwrap_or_default();
+        plan.columns.insert(t.name.clone(), cols.into_iter().map(|c| c.name).collect());
+        let fks: Vec<(String, String, String)> = conn
+            .prepare("SELECT \"table\", on_update, on_delete FROM pragma_foreign_key_list(?1)")
+            .and_then(|mut s| s.query_map([&t.name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+            .unwrap_or_default();
+        for (parent, on_update, on_delete) in fks {
+            let passive = |a: &str| a == "NO ACTION" || a == "RESTRICT";
+            if !passive(&on_update) || !passive(&on_delete) || parent == t.name {
+                actions = true;
+            }
+            parents.entry(t.name.clone()).or_default().push(parent);
+        }
+    }
+    // Topological order, parents first; a cycle disables the fast path.
+    let mut order: Vec<String> = Vec::new();
+    let mut cyclic = false;
+    fn visit(
+        t: &str,
+        parents: &std::collections::HashMap<String, Vec<String>>,
+        state: &mut std::collections::HashMap<String, u8>,
+        order: &mut Vec<String>,
+        cyclic: &mut bool,
+    ) {
+        match state.get(t) {
+            Some(2) => return,
+            Some(1) => {
+                *cyclic = true;
+                return;
+            }
+            _ => {}
+        }
+        state.insert(t.to_string(), 1);
+        for p in parents.get(t).into_iter().flatten() {
+            visit(p, parents, state, order, cyclic);
+        }
+        state.insert(t.to_string(), 2);
+        order.push(t.to_string());
+    }
+    let mut state = std::collections::HashMap::new();
+    for t in tables {
+        visit(&t.name, &parents, &mut state, &mut order, &mut cyclic);
+    }
+    order.retain(|t| tables.iter().any(|x| &x.name == t));
+    plan.order = order;
+    plan.fast = triggers == 0 && !actions && !cyclic;
+    plan
 }
 
 /// Prepares world SQL under `mode`, returning its parameter names.

@@ -36,6 +36,8 @@ pub struct World {
     pub content_hash: String,
     /// The seeded database, serialized once so that reset is a memory copy.
     pub(crate) snapshot: Vec<u8>,
+    /// How `reset` can undo an episode's changes row by row.
+    pub(crate) restore: RestorePlan,
     pub(crate) scripts: rhai::Engine,
     pub(crate) templates: minijinja::Environment<'static>,
 }
@@ -101,6 +103,22 @@ pub struct View {
     pub columns: Vec<String>,
     pub key: Option<String>,
     pub record: Option<String>,
+}
+
+/// Reverting only the rows an episode touched keeps every prepared
+/// statement valid, which makes reset cost proportional to the episode's
+/// changes instead of the world's size. It is only safe when no trigger or
+/// foreign-key action can fire while rows are put back; otherwise reset
+/// copies the whole snapshot.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RestorePlan {
+    pub fast: bool,
+    /// Tables, parents before children (by foreign keys).
+    pub order: Vec<String>,
+    /// Each table's columns, in order.
+    pub columns: std::collections::HashMap<String, Vec<String>>,
+    /// AUTOINCREMENT bookkeeping exists and must be copied back too.
+    pub has_sequence: bool,
 }
 
 /// How a table's rows appear in the state diff.

@@ -1,8 +1,8 @@
 import { memo, useEffect, useRef, useState } from "react";
 import type { StepView } from "../bindings/StepView";
 import type { ToolInfo } from "../bindings/ToolInfo";
-import { plainStepError } from "../lib/errors";
-import { argsSummary, clockTime, duration, isMessage, toolTitle } from "../lib/format";
+import { humanize, plainStepError } from "../lib/errors";
+import { argsSummary, clockTime, duration, isMessage, looksLikeJson, toolTitle } from "../lib/format";
 import { StepResult } from "./StepResult";
 
 const DEFAULT_FLAG = "Needs a second look";
@@ -23,6 +23,25 @@ function summary(step: StepView, tools: ToolInfo[]): { title: string; detail: st
     }
   }
   return { title, detail: argsSummary(args), kind: tool?.view ? "view" : (tool?.kind ?? "write") };
+}
+
+/** One line saying what came of a successful step. */
+export function resultLine(step: StepView): string {
+  if (isMessage(step.action)) return step.text ? `Customer replied: ${step.text}` : "Sent.";
+  const c = step.content as Record<string, unknown> | unknown[] | null;
+  if (c && typeof c === "object" && !Array.isArray(c) && Array.isArray(c.rows) && typeof c.total === "number") {
+    return c.total === 1 ? "1 record" : `${c.total} records`;
+  }
+  if (!looksLikeJson(step.text)) return step.text.split("\n")[0] ?? "";
+  if (Array.isArray(c)) return c.length === 1 ? "1 result" : `${c.length} results`;
+  if (c && typeof c === "object") {
+    return Object.entries(c)
+      .filter(([, v]) => v !== null && typeof v !== "object")
+      .slice(0, 3)
+      .map(([k, v]) => `${humanize(k)}: ${String(v)}`)
+      .join(" · ");
+  }
+  return step.text;
 }
 
 /** One step: what was done, what came of it, and the expert's notes. */
@@ -57,16 +76,7 @@ const Entry = memo(function Entry({
     }
   };
   const flagged = !!step.flag;
-  const result = step.ok
-    ? isMessage(step.action)
-      ? step.text
-        ? `Customer replied: ${step.text}`
-        : "Sent."
-      : step.text.split("\n")[0]
-    : step.error
-      ? plainStepError(step.error).explanation
-      : "";
-
+  const result = step.ok ? resultLine(step) : step.error ? plainStepError(step.error).explanation : "";
   return (
     <li
       className={`tl-entry tl-${s.kind}${step.ok ? "" : " tl-failed"}${step.retracted ? " tl-retracted" : ""}${flagged ? " tl-flagged" : ""}`}

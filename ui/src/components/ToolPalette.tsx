@@ -33,7 +33,8 @@ export function ToolPalette({
     return tools
       .map((t) => ({ t, s: score(t, q) }))
       .filter((x) => x.s > 0)
-      .sort((a, b) => b.s - a.s)
+      // Best match first; on a tie, tools before record lists.
+      .sort((a, b) => b.s - a.s || Number(!!a.t.view) - Number(!!b.t.view))
       .map((x) => x.t);
   }, [tools, query]);
 

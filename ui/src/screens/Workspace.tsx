@@ -180,7 +180,8 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
     );
   }
 
-  const tools = view.tools.filter((t) => !t.view);
+  // Look-ups first, then the tools that change records.
+  const tools = [...view.tools.filter((t) => !t.view && t.kind === "read"), ...view.tools.filter((t) => !t.view && t.kind === "write")];
   const viewTools = view.tools.filter((t) => t.view);
   const hasKept = view.steps.some((s) => !s.retracted);
   const status = state.matches("submitted")

@@ -1,0 +1,150 @@
+//! Putting the world back to its seed at reset.
+//!
+//! The fast path reverts only the rows the last episode touched (known from
+//! the update hook), in one transaction, reading the original values from
+//! the read-only base copy. Prepared statements stay valid, so the next
+//! episode's steps do not re-prepare anything. Whenever that is not safe
+//! (triggers, foreign-key actions) or anything goes wrong, the whole
+//! snapshot is copied instead, which is always correct.
+
+use std::collections::BTreeMap;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, MAIN_DB};
+
+use super::Episode;
+use crate::error::Result;
+
+pub(super) fn reset_database(ep: &mut Episode) -> Result<()> {
+    let touched: Vec<(String, i64)> = {
+        let mut set = ep.touched.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *set).into_iter().collect()
+    };
+    if touched.is_empty() && !ep.world.restore.has_sequence {
+        return Ok(());
+    }
+    let reverted = ep.world.restore.fast && revert(ep, &touched).is_ok();
+    if !reverted {
+        let world = std::sync::Arc::clone(&ep.world);
+        let conn = ep.conn_mut();
+        let _ = conn.execute_batch("ROLLBACK");
+        // Statements prepared against the old database keep pointers into
+        // its schema, and the new copy has the same schema cookie, so SQLite
+        // would not re-prepare them: finalize them all first.
+        conn.flush_prepared_statement_cache();
+        conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
+    }
+    // Reverting fired the update hook; none of that is episode activity.
+    ep.touched.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    Ok(())
+}
+
+fn quote(ident: &str) -> String {
+    format!("\"{}\"", ident.replace('"', "\"\""))
+}
+
+fn revert(ep: &Episode, touched: &[(String, i64)]) -> rusqlite::Result<()> {
+    let live = ep.conn();
+    let base = &ep.base;
+    let plan = &ep.world.restore;
+    let mut by_table: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for (t, rowid) in touched {
+        by_table.entry(t.as_str()).or_default().push(*rowid);
+    }
+    live.execute_batch("BEGIN")?;
+    let result = (|| -> rusqlite::Result<()> {
+        // Rows the episode added go first, children before parents, so
+        // unique keys they hold are free when originals come back.
+        for table in plan.order.iter().rev() {
+            let Some(rowids) = by_table.get(table.as_str()) else {
+                continue;
+            };
+            let exists_sql = format!("SELECT 1 FROM {} WHERE rowid = ?1", quote(table));
+            let delete_sql = format!("DELETE FROM {} WHERE rowid = ?1", quote(table));
+            for rowid in rowids {
+                let in_base = base.prepare_cached(&exists_sql)?.exists([rowid])?;
+                if !in_base {
+                    live.prepare_cached(&delete_sql)?.execute([rowid])?;
+                }
+            }
+        }
+        // Then originals are written back, parents before children.
+        for table in &plan.order {
+            let Some(rowids) = by_table.get(table.as_str()) else {
+                continue;
+            };
+            let Some(columns) = plan.columns.get(table) else {
+                continue;
+            };
+            let list = columns
+                .iter()
+                .map(|c| quote(c))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let select = format!("SELECT {list} FROM {} WHERE rowid = ?1", quote(table));
+            let sets = columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| format!("{} = ?{}", quote(c), i + 2))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let update = format!("UPDATE {} SET {sets} WHERE rowid = ?1", quote(table));
+            let marks = (2..=columns.len() + 1)
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let insert = format!(
+                "INSERT INTO {} (rowid, {list}) VALUES (?1, {marks})",
+                quote(table)
+            );
+            let exists_sql = format!("SELECT 1 FROM {} WHERE rowid = ?1", quote(table));
+            for rowid in rowids {
+                let original = read_row(base, &select, *rowid, columns.len())?;
+                let Some(mut values) = original else { continue };
+                values.insert(0, SqlValue::Integer(*rowid));
+                let present = live.prepare_cached(&exists_sql)?.exists([rowid])?;
+                let sql = if present { &update } else { &insert };
+                live.prepare_cached(sql)?
+                    .execute(rusqlite::params_from_iter(values.iter()))?;
+            }
+        }
+        if plan.has_sequence {
+            live.prepare_cached("DELETE FROM sqlite_sequence")?
+                .execute([])?;
+            let rows: Vec<(String, i64)> = {
+                let mut stmt = base.prepare_cached("SELECT name, seq FROM sqlite_sequence")?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            for (name, seq) in rows {
+                live.prepare_cached("INSERT INTO sqlite_sequence (name, seq) VALUES (?1, ?2)")?
+                    .execute(rusqlite::params![name, seq])?;
+            }
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => live.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = live.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn read_row(
+    conn: &Connection,
+    sql: &str,
+    rowid: i64,
+    n: usize,
+) -> rusqlite::Result<Option<Vec<SqlValue>>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query([rowid])?;
+    match rows.next()? {
+        Some(row) => (0..n)
+            .map(|i| row.get::<_, SqlValue>(i))
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map(Some),
+        None => Ok(None),
+    }
+}

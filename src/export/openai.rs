@@ -1,0 +1,129 @@
+//! OpenAI chat fine-tuning rows: `{"messages": [...], "tools": [...]}`.
+//!
+//! Differences from TRL that OpenAI's validator insists on: `arguments` is a
+//! JSON *string*, each call has an `id` that its tool turn points back to
+//! (`call_<step index>`, deterministic so exports are reproducible), and
+//! there are no extra columns. The rationale is the assistant's `content`
+//! before the call. With `--include-retracted`, undone steps are kept with
+//! `"weight": 0` so they are shown to the model but not trained on.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::chat::{self, ToolCache, Turn};
+use super::{EpisodeBundle, WorldSet};
+use crate::error::{Error, Result};
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum Message<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_calls: Option<[ToolCall<'a>; 1]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        weight: Option<u8>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct ToolCall<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    messages: Vec<Message<'a>>,
+    tools: &'a [Value],
+}
+
+/// The deterministic id of the tool call made at raw step `idx`.
+pub fn call_id(idx: u32) -> String {
+    format!("call_{idx}")
+}
+
+/// Appends one episode's row (without the newline) to `out`; returns the
+/// number of steps in it.
+pub fn write_row(
+    b: &EpisodeBundle,
+    worlds: &WorldSet,
+    cache: &mut ToolCache,
+    include_retracted: bool,
+    out: &mut Vec<u8>,
+) -> Result<usize> {
+    let (world, task) = chat::world_and_task(worlds, b)?;
+    let (system, tools) = cache.prompt_and_tools(world, task);
+    let (turns, steps) = chat::turns(b, include_retracted);
+    let weight = |retracted: bool| retracted.then_some(0u8);
+    let mut messages = Vec::with_capacity(2 + turns.len() * 2);
+    messages.push(Message::System { content: system });
+    messages.push(Message::User {
+        content: &task.opening_message,
+    });
+    for t in &turns {
+        match t {
+            Turn::Call {
+                idx,
+                tool,
+                args,
+                rationale,
+                result,
+                retracted,
+            } => {
+                let arguments = serde_json::to_string(args)
+                    .map_err(|e| Error::Other(format!("encoding episode {} step {idx}: {e}", b.record.id)))?;
+                messages.push(Message::Assistant {
+                    content: *rationale,
+                    tool_calls: Some([ToolCall {
+                        id: call_id(*idx),
+                        kind: "function",
+                        function: Function { name: tool, arguments },
+                    }]),
+                    weight: weight(*retracted),
+                });
+                messages.push(Message::Tool {
+                    tool_call_id: call_id(*idx),
+                    content: result,
+                });
+            }
+            Turn::Say {
+                message,
+                reply,
+                retracted,
+                ..
+            } => {
+                messages.push(Message::Assistant {
+                    content: Some(message),
+                    tool_calls: None,
+                    weight: weight(*retracted),
+                });
+                if !reply.is_empty() {
+                    messages.push(Message::User { content: reply });
+                }
+            }
+        }
+    }
+    serde_json::to_writer(&mut *out, &Row { messages, tools })
+        .map_err(|e| Error::Other(format!("encoding episode {}: {e}", b.record.id)))?;
+    Ok(steps)
+}

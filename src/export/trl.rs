@@ -1,0 +1,158 @@
+//! Hugging Face / TRL conversational rows: `messages` + `tools`, plus
+//! columns to filter on (task, world version, actor, status, reward).
+//!
+//! The expert's rationale ("why I did this") is the point of recording
+//! experts, so it is kept where reasoning-aware chat templates look for it:
+//! in the assistant message's `reasoning_content`, and also as the
+//! message's `content` before a tool call, for templates that ignore
+//! `reasoning_content`.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::chat::{self, ToolCache, Turn};
+use super::{EpisodeBundle, WorldSet};
+use crate::error::{Error, Result};
+use crate::store::Actor;
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub(crate) enum Message<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_calls: Option<[ToolCall<'a>; 1]>,
+    },
+    Tool {
+        name: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+pub(crate) struct ToolCall<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    arguments: &'a Map<String, Value>,
+}
+
+/// Who performed the episode, as a column with the same shape for experts
+/// and agents (`id` is the expert id or the model name).
+#[derive(Serialize)]
+pub(crate) struct ActorColumn<'a> {
+    kind: &'static str,
+    id: &'a str,
+}
+
+impl<'a> ActorColumn<'a> {
+    pub(crate) fn of(actor: &'a Actor) -> Self {
+        let (kind, id) = actor.parts();
+        ActorColumn { kind, id }
+    }
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    messages: Vec<Message<'a>>,
+    tools: &'a [Value],
+    task_id: &'a str,
+    world_id: &'a str,
+    world_version: &'a str,
+    episode_id: &'a str,
+    actor: ActorColumn<'a>,
+    status: &'static str,
+    reward: Option<f64>,
+}
+
+/// The conversation of one episode, TRL-style.
+pub(crate) fn messages<'a>(system: &'a str, opening: &'a str, turns: &'a [Turn<'a>]) -> Vec<Message<'a>> {
+    let mut out = Vec::with_capacity(2 + turns.len() * 2);
+    out.push(Message::System { content: system });
+    out.push(Message::User { content: opening });
+    for t in turns {
+        match t {
+            Turn::Call {
+                tool, args, rationale, result, ..
+            } => {
+                out.push(Message::Assistant {
+                    content: rationale.unwrap_or(""),
+                    reasoning_content: *rationale,
+                    tool_calls: Some([ToolCall {
+                        kind: "function",
+                        function: Function { name: tool, arguments: args },
+                    }]),
+                });
+                out.push(Message::Tool { name: tool, content: result });
+            }
+            Turn::Say {
+                message, rationale, reply, ..
+            } => {
+                out.push(Message::Assistant {
+                    content: message,
+                    reasoning_content: *rationale,
+                    tool_calls: None,
+                });
+                if !reply.is_empty() {
+                    out.push(Message::User { content: reply });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Appends one episode's row (without the newline) to `out`; returns the
+/// number of steps in it.
+pub fn write_row(
+    b: &EpisodeBundle,
+    worlds: &WorldSet,
+    cache: &mut ToolCache,
+    reward: Option<f64>,
+    include_retracted: bool,
+    out: &mut Vec<u8>,
+) -> Result<usize> {
+    let (world, task) = chat::world_and_task(worlds, b)?;
+    let (system, tools) = cache.prompt_and_tools(world, task);
+    let (turns, steps) = chat::turns(b, include_retracted);
+    let r = &b.record;
+    let row = Row {
+        messages: messages(system, &task.opening_message, &turns),
+        tools,
+        task_id: &r.task_id,
+        world_id: &r.world_id,
+        world_version: &r.world_version,
+        episode_id: &r.id,
+        actor: ActorColumn::of(&r.actor),
+        status: r.status.as_str(),
+        reward,
+    };
+    serde_json::to_writer(&mut *out, &row).map_err(|e| Error::Other(format!("encoding episode {}: {e}", r.id)))?;
+    Ok(steps)
+}
+
+/// The column names of a TRL row, in order (for the dataset card).
+pub const COLUMNS: [&str; 9] = [
+    "messages",
+    "tools",
+    "task_id",
+    "world_id",
+    "world_version",
+    "episode_id",
+    "actor",
+    "status",
+    "reward",
+];

@@ -1,0 +1,91 @@
+//! The on-disk shape of a rubric file (`rubrics/<task_id>.toml`), exactly
+//! as annotators write it. `deny_unknown_fields` turns typos into errors;
+//! what the fields mean, and whether they fit the world, is checked in
+//! `load`.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The rubric format this build reads.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricToml {
+    pub format: u32,
+    /// The task id; optional because the file name says it, but checked
+    /// when given so a copied file cannot silently grade another task.
+    pub task: Option<String>,
+    /// The rubric's own version; bump it when a criterion changes meaning.
+    pub version: String,
+    #[serde(default)]
+    pub title: String,
+    /// Notes for annotators (known issues with the task, judgment calls).
+    #[serde(default)]
+    pub notes: String,
+    #[serde(default)]
+    pub sections: Vec<Spanned<SectionToml>>,
+    #[serde(default)]
+    pub criteria: Vec<Spanned<CriterionToml>>,
+    /// Actions the policy forbids in this task, tried by lint as mutants.
+    #[serde(default)]
+    pub forbidden: Vec<Spanned<ForbiddenToml>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SectionToml {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub weight: Option<toml::Value>,
+    pub parent: Option<String>,
+}
+
+/// One criterion; which fields apply depends on `kind`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CriterionToml {
+    pub id: String,
+    #[serde(default)]
+    pub description: String,
+    pub points: Option<toml::Value>,
+    #[serde(default)]
+    pub gate: bool,
+    pub section: Option<String>,
+    pub kind: String,
+    // state
+    pub query: Option<Spanned<String>>,
+    pub expect: Option<toml::Value>,
+    pub changes: Option<toml::Value>,
+    // action
+    pub tool: Option<Spanned<String>>,
+    pub args: Option<toml::Table>,
+    pub count: Option<toml::Value>,
+    pub called: Option<bool>,
+    pub before: Option<toml::Table>,
+    pub after: Option<toml::Table>,
+    pub include_failed: Option<bool>,
+    // message
+    pub contains: Option<String>,
+    pub regex: Option<String>,
+    pub number: Option<toml::Value>,
+    pub tolerance: Option<toml::Value>,
+    pub date: Option<toml::Value>,
+    /// Which messages: "any" (default) or "last".
+    pub within: Option<String>,
+    // judged
+    /// Instructions for the person or program grading a judged criterion.
+    pub guidance: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForbiddenToml {
+    pub tool: String,
+    #[serde(default)]
+    pub args: toml::Table,
+    /// Why the policy forbids it (shown when the mutant survives).
+    #[serde(default)]
+    pub why: String,
+}

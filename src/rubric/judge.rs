@@ -1,0 +1,274 @@
+//! Judged criteria: graded by a person in the app, or by an external judge
+//! command an engineer plugs in.
+//!
+//! **Protocol.** The command gets one JSON object on stdin (the criterion,
+//! the task, the policy, the transcript and the state diff) and must print
+//! one JSON object on stdout: `{"met": true|false, "reason": "..."}`. It has
+//! a timeout; a command that times out, exits non-zero or prints anything
+//! else is an error naming the criterion, and the criterion stays pending:
+//! a judgment is never guessed.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::criteria::{Check, Criterion};
+use crate::action::Action;
+use crate::episode::Changes;
+use crate::error::{Error, Result};
+use crate::observation::Observation;
+use crate::world::World;
+
+/// A grade for one judged criterion of one episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Judgment {
+    pub criterion_id: String,
+    /// The criterion's hash when it was graded; a judgment of an edited
+    /// criterion no longer counts. `None` applies to any version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criterion_hash: Option<String>,
+    pub met: bool,
+    pub reason: String,
+    /// Who graded: an expert id, or `command:<program>` for a judge command.
+    pub judge: String,
+    #[serde(default)]
+    pub at: String,
+}
+
+/// An external judge program and its time limit.
+#[derive(Debug, Clone)]
+pub struct JudgeCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    pub timeout: Duration,
+}
+
+impl JudgeCommand {
+    /// Splits a command line on whitespace, honouring single and double
+    /// quotes (no other shell syntax: the command is not run by a shell).
+    pub fn parse(command_line: &str, timeout: Duration) -> Result<JudgeCommand> {
+        let words = split_words(command_line).map_err(|e| Error::Other(format!("judge command: {e}")))?;
+        let mut words = words.into_iter();
+        let program = words
+            .next()
+            .ok_or_else(|| Error::Other("judge command: the command line is empty".into()))?;
+        if timeout.is_zero() {
+            return Err(Error::Other("judge command: the timeout must be more than 0 seconds".into()));
+        }
+        Ok(JudgeCommand {
+            program,
+            args: words.collect(),
+            timeout,
+        })
+    }
+
+    fn label(&self) -> String {
+        format!("command:{}", self.program)
+    }
+
+    /// Runs the judge on one criterion and returns its judgment, or an
+    /// error that names the criterion and says what went wrong.
+    pub fn judge(&self, criterion: &Criterion, request: &Value) -> Result<Judgment> {
+        let fail = |what: String| Error::Other(format!("judge for criterion `{}`: {what}", criterion.id));
+        let input = serde_json::to_vec(request).map_err(|e| fail(format!("cannot encode the request: {e}")))?;
+        let mut child = Command::new(&self.program)
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| fail(format!("cannot start `{}`: {e}", self.program)))?;
+        // Feed and drain on their own threads so a judge that writes before
+        // it finishes reading cannot deadlock against us.
+        let mut stdin = child.stdin.take();
+        let writer = std::thread::spawn(move || {
+            if let Some(s) = stdin.as_mut() {
+                // A judge may exit without reading everything; that is its call.
+                let _ = s.write_all(&input);
+            }
+        });
+        let mut stdout = child.stdout.take();
+        let reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(s) = stdout.as_mut() {
+                let _ = s.take(1 << 20).read_to_end(&mut buf);
+            }
+            buf
+        });
+        let mut stderr = child.stderr.take();
+        let err_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(s) = stderr.as_mut() {
+                let _ = s.take(1 << 16).read_to_end(&mut buf);
+            }
+            buf
+        });
+        let started = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if started.elapsed() >= self.timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(fail(format!(
+                        "`{}` did not answer within {} s and was stopped",
+                        self.program,
+                        self.timeout.as_secs_f64()
+                    )));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return Err(fail(format!("waiting for `{}` failed: {e}", self.program))),
+            }
+        };
+        let _ = writer.join();
+        let out = reader.join().unwrap_or_default();
+        let err = err_reader.join().unwrap_or_default();
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&err);
+            return Err(fail(format!(
+                "`{}` exited with {status}{}",
+                self.program,
+                if stderr.trim().is_empty() { String::new() } else { format!(": {}", stderr.trim()) }
+            )));
+        }
+        let text = String::from_utf8_lossy(&out);
+        let verdict = parse_verdict(&text).map_err(fail)?;
+        Ok(Judgment {
+            criterion_id: criterion.id.clone(),
+            criterion_hash: Some(criterion.hash.clone()),
+            met: verdict.0,
+            reason: verdict.1,
+            judge: self.label(),
+            at: crate::store::now(),
+        })
+    }
+}
+
+/// Reads `{"met": bool, "reason": "..."}`, or says what was printed instead.
+fn parse_verdict(text: &str) -> std::result::Result<(bool, String), String> {
+    let shown = super::matchers::shorten(text.trim(), 200);
+    let expected = r#"expected one JSON object {"met": true|false, "reason": "..."} on stdout"#;
+    let value: Value = serde_json::from_str(text.trim()).map_err(|_| format!("{expected}, got {shown:?}"))?;
+    let obj = value.as_object().ok_or_else(|| format!("{expected}, got {shown:?}"))?;
+    let met = obj
+        .get("met")
+        .and_then(Value::as_bool)
+        .ok_or_else(|| format!("{expected}; `met` is missing or not true/false in {shown:?}"))?;
+    let reason = obj
+        .get("reason")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| format!("{expected}; `reason` is missing or empty in {shown:?}"))?;
+    Ok((met, reason.to_string()))
+}
+
+fn split_words(line: &str) -> std::result::Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                in_word = true;
+            }
+            None if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            None => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("a quote is not closed".into());
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// What a judge reads: the criterion, the task and policy, every step and
+/// what the world answered, and the state diff.
+pub fn request(
+    world: &World,
+    task_id: &str,
+    criterion: &Criterion,
+    actions: &[Action],
+    observations: &[Observation],
+    changes: &Changes,
+) -> Value {
+    let task = world.task(task_id);
+    let guidance = match &criterion.check {
+        Check::Judged { guidance } => guidance.clone(),
+        _ => String::new(),
+    };
+    let transcript: Vec<Value> = actions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let obs = observations.get(i);
+            json!({
+                "step": i,
+                "action": a.to_json(),
+                "observation": obs.map(|o| json!({"ok": o.ok, "text": o.text})),
+            })
+        })
+        .collect();
+    let messages: Vec<&str> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Message { message } => Some(message.as_str()),
+            Action::Tool { .. } => None,
+        })
+        .collect();
+    json!({
+        "criterion": {"id": criterion.id, "description": criterion.description, "guidance": guidance, "points": criterion.points},
+        "task": {
+            "id": task_id,
+            "title": task.map(|t| t.title.clone()),
+            "instruction": task.map(|t| t.instruction.clone()),
+            "opening_message": task.map(|t| t.opening_message.clone()),
+            "outputs": task.map(|t| t.outputs.clone()),
+        },
+        "world": {"id": world.meta.id, "version": world.meta.version},
+        "policy": world.policy,
+        "transcript": transcript,
+        "messages": messages,
+        "changes": changes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_split_like_a_shell_would() {
+        assert_eq!(split_words("python3 -c 'print(1 + 1)'").unwrap(), vec!["python3", "-c", "print(1 + 1)"]);
+        assert_eq!(split_words(r#"a "b c" d"#).unwrap(), vec!["a", "b c", "d"]);
+        assert!(split_words("a 'b").is_err());
+    }
+
+    #[test]
+    fn verdicts_must_have_the_documented_shape() {
+        assert_eq!(parse_verdict(r#" {"met": true, "reason": "polite"} "#).unwrap(), (true, "polite".to_string()));
+        assert!(parse_verdict("yes").unwrap_err().contains("expected one JSON object"));
+        assert!(parse_verdict(r#"{"met": "yes", "reason": "x"}"#).unwrap_err().contains("`met`"));
+        assert!(parse_verdict(r#"{"met": false}"#).unwrap_err().contains("`reason`"));
+        assert!(parse_verdict(r#"[1]"#).is_err());
+    }
+}
