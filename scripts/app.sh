@@ -84,7 +84,7 @@ app_tests() {
     return 1
   fi
   step "app: clippy (warnings are errors)"
-  cargo clippy -p "$APP_CRATE" --all-targets --locked "${APP_FEATURES[@]}" -- -D warnings
+  cargo clippy -p "$APP_CRATE" --no-deps --all-targets --locked "${APP_FEATURES[@]}" -- -D warnings
   step "app: building $APP_CRATE"
   cargo build -p "$APP_CRATE" --locked "${APP_FEATURES[@]}"
   step "app: end-to-end tests in the real window"

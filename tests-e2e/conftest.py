@@ -78,6 +78,11 @@ class App:
 
     def shot(self, name: str):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        # Let the page paint what it has before capturing it.
+        self.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "requestAnimationFrame(() => requestAnimationFrame(() => done()));"
+        )
         self.driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
 
     def js(self, script: str, *args):

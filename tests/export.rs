@@ -397,7 +397,7 @@ fn dataset_folder_has_chunks_checksums_card_and_is_reproducible() {
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(card.starts_with("---\n"));
     let front = card.split("---\n").nth(1).unwrap();
-    for needle in ["configs:", "config_name: default", "path: data/train-*.jsonl", "- name: messages\n    list: json", "num_examples: 12"] {
+    for needle in ["configs:", "config_name: default", "path: data/train-*.jsonl", "- name: messages\n    list: json", "- name: reward\n    dtype: float64"] {
         assert!(front.contains(needle), "front matter has {needle:?}:\n{front}");
     }
     assert!(card.contains(&f.desk.content_hash), "provenance names the world hashes");

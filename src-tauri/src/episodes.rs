@@ -131,7 +131,9 @@ pub struct EpisodeView {
     pub world_id: String,
     pub world_name: String,
     pub task: TaskBrief,
-    #[ts(type = "\"in_progress\" | \"paused\" | \"submitted\" | \"abandoned\" | \"approved\" | \"rejected\"")]
+    #[ts(
+        type = "\"in_progress\" | \"paused\" | \"submitted\" | \"abandoned\" | \"approved\" | \"rejected\""
+    )]
     pub status: String,
     /// Working time so far, pauses excluded.
     #[ts(type = "number")]
@@ -159,7 +161,11 @@ impl EpisodeView {
             active_ms: r.active_ms(),
             done,
             steps: r.steps().iter().map(|s| StepView::new(s, done)).collect(),
-            tools: world.task_tool_specs(r.episode().task()).into_iter().map(ToolInfo::new).collect(),
+            tools: world
+                .task_tool_specs(r.episode().task())
+                .into_iter()
+                .map(ToolInfo::new)
+                .collect(),
             final_message: record.final_message.clone(),
             created_at: record.created_at.clone(),
         }
@@ -174,7 +180,9 @@ pub struct EpisodeSummary {
     pub world_name: String,
     pub task_id: String,
     pub task_title: String,
-    #[ts(type = "\"in_progress\" | \"paused\" | \"submitted\" | \"abandoned\" | \"approved\" | \"rejected\"")]
+    #[ts(
+        type = "\"in_progress\" | \"paused\" | \"submitted\" | \"abandoned\" | \"approved\" | \"rejected\""
+    )]
     pub status: String,
     /// Steps kept (undone ones left out).
     pub steps: u32,
@@ -188,7 +196,9 @@ impl EpisodeSummary {
         EpisodeSummary {
             id: e.id.clone(),
             world_id: e.world_id.clone(),
-            world_name: world.map(|w| w.meta.name.clone()).unwrap_or_else(|| e.world_id.clone()),
+            world_name: world
+                .map(|w| w.meta.name.clone())
+                .unwrap_or_else(|| e.world_id.clone()),
             task_id: e.task_id.clone(),
             task_title: world
                 .and_then(|w| w.task(&e.task_id))
@@ -208,7 +218,11 @@ pub fn list_open_episodes(state: State<'_, AppState>) -> AppResult<Vec<EpisodeSu
 }
 
 #[tauri::command(async)]
-pub fn start_episode(state: State<'_, AppState>, world_id: String, task_id: String) -> AppResult<EpisodeView> {
+pub fn start_episode(
+    state: State<'_, AppState>,
+    world_id: String,
+    task_id: String,
+) -> AppResult<EpisodeView> {
     state.service()?.start(&world_id, &task_id)
 }
 

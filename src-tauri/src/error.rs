@@ -107,7 +107,9 @@ mod tests {
 
     #[test]
     fn engine_errors_become_plain_code_and_message() {
-        let e = AppError::from(understudy::Error::Conflict("the episode is paused; resume it first".into()));
+        let e = AppError::from(understudy::Error::Conflict(
+            "the episode is paused; resume it first".into(),
+        ));
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
             json!({
@@ -119,9 +121,15 @@ mod tests {
         let e = AppError::from(understudy::Error::NotFound("episode 42".into()));
         assert_eq!(e.code, "not_found");
         assert!(e.message.starts_with("Episode 42 could not be found."));
-        let e = AppError::from(understudy::Error::EpisodeOver { reason: "the task ended".into() });
+        let e = AppError::from(understudy::Error::EpisodeOver {
+            reason: "the task ended".into(),
+        });
         assert_eq!(e.code, "episode_over");
-        assert!(!e.message.contains("reset"), "no engine jargon: {}", e.message);
+        assert!(
+            !e.message.contains("reset"),
+            "no engine jargon: {}",
+            e.message
+        );
     }
 
     #[test]

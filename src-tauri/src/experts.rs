@@ -75,10 +75,14 @@ impl Settings {
     /// Writes the settings atomically (a temporary file, then a rename).
     pub fn save(&self, data_dir: &Path) -> AppResult<()> {
         let fail = |e: std::io::Error| {
-            AppError::new("io", "Your settings could not be saved. Check that you may write to the data folder.")
-                .with_detail(e.to_string())
+            AppError::new(
+                "io",
+                "Your settings could not be saved. Check that you may write to the data folder.",
+            )
+            .with_detail(e.to_string())
         };
-        let text = serde_json::to_vec_pretty(self).map_err(|e| AppError::new("io", e.to_string()))?;
+        let text =
+            serde_json::to_vec_pretty(self).map_err(|e| AppError::new("io", e.to_string()))?;
         let tmp = data_dir.join(format!("{SETTINGS_FILE}.tmp"));
         std::fs::write(&tmp, text).map_err(fail)?;
         std::fs::rename(&tmp, data_dir.join(SETTINGS_FILE)).map_err(fail)
@@ -97,7 +101,11 @@ pub fn current_expert(state: State<'_, AppState>) -> AppResult<Option<ExpertView
 
 /// Creates (no `id`) or updates an expert; they become the current expert.
 #[tauri::command(async)]
-pub fn save_expert(state: State<'_, AppState>, id: Option<String>, draft: ExpertDraft) -> AppResult<ExpertView> {
+pub fn save_expert(
+    state: State<'_, AppState>,
+    id: Option<String>,
+    draft: ExpertDraft,
+) -> AppResult<ExpertView> {
     state.service()?.save_expert(id.as_deref(), draft)
 }
 

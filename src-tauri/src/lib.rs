@@ -83,7 +83,11 @@ fn mark_interactive(state: State<'_, AppState>, label: String) -> f64 {
     let ms = process_age_ms().unwrap_or_else(|| state.started.elapsed().as_secs_f64() * 1000.0);
     if let Some(path) = std::env::var_os("UNDERSTUDY_PERF_LOG") {
         use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             let _ = writeln!(f, "{label} {ms:.0}");
         }
     }
@@ -123,8 +127,11 @@ pub fn run() {
             let data_dir = match &options.data_dir {
                 Some(d) => Ok(d.clone()),
                 None => app.path().app_data_dir().map_err(|e| {
-                    AppError::new("io", "The app could not find your user data folder. Start it with --data-dir.")
-                        .with_detail(e.to_string())
+                    AppError::new(
+                        "io",
+                        "The app could not find your user data folder. Start it with --data-dir.",
+                    )
+                    .with_detail(e.to_string())
                 }),
             };
             let worlds_dir = options.worlds_dir.clone().or_else(|| {
@@ -144,7 +151,11 @@ pub fn run() {
                     }
                 });
             }
-            let page = if options.blank { "blank.html" } else { "index.html" };
+            let page = if options.blank {
+                "blank.html"
+            } else {
+                "index.html"
+            };
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App(PathBuf::from(page)))
                 .title("Understudy")
                 .inner_size(1440.0, 900.0)

@@ -28,7 +28,10 @@ impl Options {
     /// Reads `--data-dir`, `--worlds-dir` (as `--x DIR` or `--x=DIR`) and
     /// `--blank`, then fills the gaps from the environment. Unknown
     /// arguments are ignored: WebDriver and desktop launchers add their own.
-    pub fn from_args_and_env(args: impl IntoIterator<Item = OsString>, env: impl Fn(&str) -> Option<OsString>) -> Options {
+    pub fn from_args_and_env(
+        args: impl IntoIterator<Item = OsString>,
+        env: impl Fn(&str) -> Option<OsString>,
+    ) -> Options {
         let mut o = Options::default();
         let mut args = args.into_iter().skip(1);
         while let Some(arg) = args.next() {
@@ -56,7 +59,11 @@ impl Options {
 }
 
 /// Finds the worlds folder when none was given (see the module docs).
-pub fn find_worlds_dir(exe: Option<&Path>, resources: Option<&Path>, cwd: Option<&Path>) -> Option<PathBuf> {
+pub fn find_worlds_dir(
+    exe: Option<&Path>,
+    resources: Option<&Path>,
+    cwd: Option<&Path>,
+) -> Option<PathBuf> {
     let in_repo = exe
         .into_iter()
         .flat_map(Path::ancestors)
@@ -64,7 +71,10 @@ pub fn find_worlds_dir(exe: Option<&Path>, resources: Option<&Path>, cwd: Option
         .find(|p| p.is_dir());
     in_repo
         .or_else(|| resources.map(|r| r.join("worlds")).filter(|p| p.is_dir()))
-        .or_else(|| cwd.map(|c| c.join("fixtures").join("worlds")).filter(|p| p.is_dir()))
+        .or_else(|| {
+            cwd.map(|c| c.join("fixtures").join("worlds"))
+                .filter(|p| p.is_dir())
+        })
 }
 
 /// The world folders inside `dir`: subfolders with a `world.toml`, by name.
@@ -82,7 +92,10 @@ mod tests {
     use super::*;
 
     fn args(list: &[&str]) -> Vec<OsString> {
-        std::iter::once("app").chain(list.iter().copied()).map(OsString::from).collect()
+        std::iter::once("app")
+            .chain(list.iter().copied())
+            .map(OsString::from)
+            .collect()
     }
 
     #[test]
@@ -95,7 +108,10 @@ mod tests {
         let o = Options::from_args_and_env(args(&["--data-dir", "/flag/data"]), env);
         assert_eq!(o.data_dir, Some(PathBuf::from("/flag/data")));
         assert_eq!(o.worlds_dir, Some(PathBuf::from("/env/worlds")));
-        let o = Options::from_args_and_env(args(&["--worlds-dir=/w", "--blank", "--unknown"]), |_| None);
+        let o =
+            Options::from_args_and_env(args(&["--worlds-dir=/w", "--blank", "--unknown"]), |_| {
+                None
+            });
         assert_eq!(o.worlds_dir, Some(PathBuf::from("/w")));
         assert_eq!(o.data_dir, None);
         assert!(o.blank);
@@ -112,6 +128,9 @@ mod tests {
         let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/understudy-app");
         let found = find_worlds_dir(Some(&exe), None, None).expect("fixtures/worlds above target/");
         assert!(found.join("support-desk").join("world.toml").is_file());
-        assert!(world_dirs(&found).unwrap().iter().any(|p| p.ends_with("support-desk")));
+        assert!(world_dirs(&found)
+            .unwrap()
+            .iter()
+            .any(|p| p.ends_with("support-desk")));
     }
 }

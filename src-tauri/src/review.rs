@@ -89,7 +89,10 @@ pub fn build(r: &Recorder) -> AppResult<ReviewView> {
             });
         }
         for key in &changes.removed {
-            let key = key.as_str().map(str::to_string).unwrap_or_else(|| key.to_string());
+            let key = key
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| key.to_string());
             diff.removed.push(RecordDiff {
                 fields: fields(&before(&key)?, &Map::new()),
                 key,
@@ -150,7 +153,11 @@ fn quote(ident: &str) -> String {
 /// (the document, for tables that keep one).
 fn seeded_record(seeded: &Episode, info: &TableInfo, key: &str) -> AppResult<Map<String, Value>> {
     let column = info.key_column.clone().unwrap_or_else(|| "rowid".into());
-    let sql = format!("SELECT * FROM {} WHERE {} = :key", quote(&info.name), quote(&column));
+    let sql = format!(
+        "SELECT * FROM {} WHERE {} = :key",
+        quote(&info.name),
+        quote(&column)
+    );
     let key_value = match (&info.key_column, key.parse::<i64>()) {
         (None, Ok(n)) => Value::from(n),
         _ => Value::from(key),
@@ -189,7 +196,10 @@ mod tests {
             }]
         );
         let added = fields(&Map::new(), &as_map(&json!({"id": "RF-1", "amount": 5})));
-        assert_eq!(added.iter().map(|f| f.field.as_str()).collect::<Vec<_>>(), ["id", "amount"]);
+        assert_eq!(
+            added.iter().map(|f| f.field.as_str()).collect::<Vec<_>>(),
+            ["id", "amount"]
+        );
         assert!(added.iter().all(|f| f.before.is_null()));
     }
 }

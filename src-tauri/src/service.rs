@@ -53,7 +53,10 @@ impl Service {
         std::fs::create_dir_all(data_dir).map_err(|e| {
             AppError::new(
                 "io",
-                format!("The data folder {} could not be created. Check that you may write there.", data_dir.display()),
+                format!(
+                    "The data folder {} could not be created. Check that you may write there.",
+                    data_dir.display()
+                ),
             )
             .with_detail(e.to_string())
         })?;
@@ -79,7 +82,8 @@ impl Service {
     // ---- worlds ----
 
     fn loaded(&self) -> &Loaded {
-        self.loaded.get_or_init(|| load_worlds(self.worlds_dir.as_deref()))
+        self.loaded
+            .get_or_init(|| load_worlds(self.worlds_dir.as_deref()))
     }
 
     /// Loads the worlds now (called from a background thread at start-up).
@@ -102,10 +106,16 @@ impl Service {
         let mut progress: HashMap<(String, String), TaskProgress> = HashMap::new();
         if let Some(expert) = &expert {
             for e in self.store.episodes(&expert_filter(expert))? {
-                let p = progress.entry((e.world_id.clone(), e.task_id.clone())).or_default();
+                let p = progress
+                    .entry((e.world_id.clone(), e.task_id.clone()))
+                    .or_default();
                 match e.status {
-                    EpisodeStatus::Submitted | EpisodeStatus::Approved | EpisodeStatus::Rejected => p.submitted += 1,
-                    EpisodeStatus::InProgress | EpisodeStatus::Paused => p.open_episode = Some(e.id.clone()),
+                    EpisodeStatus::Submitted
+                    | EpisodeStatus::Approved
+                    | EpisodeStatus::Rejected => p.submitted += 1,
+                    EpisodeStatus::InProgress | EpisodeStatus::Paused => {
+                        p.open_episode = Some(e.id.clone())
+                    }
                     EpisodeStatus::Abandoned => {}
                 }
             }
@@ -113,7 +123,13 @@ impl Service {
         let worlds = loaded
             .worlds
             .values()
-            .map(|w| WorldSummary::new(w, |task| progress.remove(&(w.meta.id.clone(), task.to_string())).unwrap_or_default()))
+            .map(|w| {
+                WorldSummary::new(w, |task| {
+                    progress
+                        .remove(&(w.meta.id.clone(), task.to_string()))
+                        .unwrap_or_default()
+                })
+            })
             .collect();
         Ok(Catalog {
             worlds_dir: loaded.dir.as_ref().map(|d| d.display().to_string()),
@@ -162,7 +178,9 @@ impl Service {
     }
 
     pub fn current_expert(&self) -> AppResult<Option<ExpertView>> {
-        let Some(id) = self.current_expert_id() else { return Ok(None) };
+        let Some(id) = self.current_expert_id() else {
+            return Ok(None);
+        };
         match self.store.expert(&id) {
             Ok(e) => Ok(Some(ExpertView::new(e, None).current())),
             Err(understudy::Error::NotFound(_)) => Ok(None),
@@ -182,7 +200,10 @@ impl Service {
 
     fn require_expert(&self) -> AppResult<String> {
         self.current_expert()?.map(|e| e.id).ok_or_else(|| {
-            AppError::new("no_expert", "Please fill in your expert profile first, so your work is credited to you.")
+            AppError::new(
+                "no_expert",
+                "Please fill in your expert profile first, so your work is credited to you.",
+            )
         })
     }
 
@@ -190,9 +211,16 @@ impl Service {
 
     /// The current expert's episodes that can be resumed, newest first.
     pub fn open_episodes(&self) -> AppResult<Vec<EpisodeSummary>> {
-        let Some(expert) = self.current_expert_id() else { return Ok(Vec::new()) };
+        let Some(expert) = self.current_expert_id() else {
+            return Ok(Vec::new());
+        };
         let mut out = Vec::new();
-        for e in self.store.episodes(&expert_filter(&expert))?.into_iter().rev() {
+        for e in self
+            .store
+            .episodes(&expert_filter(&expert))?
+            .into_iter()
+            .rev()
+        {
             if e.status.is_open() {
                 let steps = self.store.steps(&e.id)?;
                 let world = self.loaded().worlds.get(&e.world_id).cloned();
@@ -205,7 +233,13 @@ impl Service {
     pub fn start(&self, world_id: &str, task_id: &str) -> AppResult<EpisodeView> {
         let expert = self.require_expert()?;
         let world = self.world(world_id)?;
-        let recorder = Recorder::start(Arc::clone(&self.store), world, task_id, Actor::Expert { id: expert }, 0)?;
+        let recorder = Recorder::start(
+            Arc::clone(&self.store),
+            world,
+            task_id,
+            Actor::Expert { id: expert },
+            0,
+        )?;
         let view = EpisodeView::new(&recorder);
         lock(&self.sessions).insert(view.id.clone(), Arc::new(Mutex::new(recorder)));
         Ok(view)
@@ -226,7 +260,11 @@ impl Service {
         let recorder = Recorder::reopen(Arc::clone(&self.store), world, id, false)?;
         let session = Arc::new(Mutex::new(recorder));
         // Another call may have reopened it meanwhile: keep the first.
-        Ok(Arc::clone(lock(&self.sessions).entry(id.to_string()).or_insert(session)))
+        Ok(Arc::clone(
+            lock(&self.sessions)
+                .entry(id.to_string())
+                .or_insert(session),
+        ))
     }
 
     fn with<T>(&self, id: &str, f: impl FnOnce(&mut Recorder) -> AppResult<T>) -> AppResult<T> {
@@ -243,7 +281,13 @@ impl Service {
         })
     }
 
-    pub fn annotate(&self, id: &str, idx: u32, rationale: Option<String>, flag: Option<String>) -> AppResult<()> {
+    pub fn annotate(
+        &self,
+        id: &str,
+        idx: u32,
+        rationale: Option<String>,
+        flag: Option<String>,
+    ) -> AppResult<()> {
         self.with(id, |r| Ok(r.annotate(idx, rationale, flag)?))
     }
 

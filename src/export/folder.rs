@@ -278,7 +278,6 @@ fn card(summary: &ExportSummary, worlds: &[serde_json::Value], tasks: &[serde_js
     s.push_str(
         "dataset_info:\n  features:\n  - name: messages\n    list: json\n  - name: tools\n    list: json\n  - name: task_id\n    dtype: string\n  - name: world_id\n    dtype: string\n  - name: world_version\n    dtype: string\n  - name: episode_id\n    dtype: string\n  - name: actor\n    struct:\n    - name: kind\n      dtype: string\n    - name: id\n      dtype: string\n  - name: status\n    dtype: string\n  - name: reward\n    dtype: float64\n",
     );
-    s.push_str(&format!("  splits:\n  - name: train\n    num_examples: {}\n", summary.episodes));
     s.push_str("---\n\n");
     s.push_str(&format!("# {title}\n\n"));
     s.push_str(&format!(

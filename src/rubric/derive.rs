@@ -1,1 +1,449 @@
-//! (being written)
+//! Rubrics derived from a task's gold solution, τ-bench style but with
+//! partial credit and explanations:
+//!
+//! - for each record the gold run adds or changes, a state criterion that
+//!   the record equals gold's (the whole JSON document, typed: 68 ≠ 68.0,
+//!   key order ignored), and for each record it removes, that it is gone;
+//! - a gate that nothing else changed;
+//! - for each of the task's `outputs`, a message criterion (as a number when
+//!   it reads as one, so "10" never matches "100");
+//! - when the gold run changes nothing (its calls fail on purpose), an
+//!   action criterion per gold write call, failed calls included, so doing
+//!   nothing still scores 0;
+//! - a forbidden action for lint: a write that succeeds after gold and
+//!   touches a record gold leaves alone (found by retargeting write calls
+//!   from the world's solutions at records related to this task), so the
+//!   "nothing else changed" gate is exercised.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{replay, RUBRICS_DIR};
+use crate::action::Action;
+use crate::episode::{Changes, Episode};
+use crate::error::{Error, Result};
+use crate::world::{TaskSpec, ToolKind, World};
+
+#[derive(Debug, Clone, Default)]
+pub struct DeriveOptions {
+    pub task: Option<String>,
+    /// Replace rubric files that already exist.
+    pub overwrite: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeriveSummary {
+    pub written: Vec<PathBuf>,
+    /// `task: why` for each task left alone.
+    pub skipped: Vec<String>,
+}
+
+/// Most retargeted calls tried per task when looking for a forbidden action.
+const MAX_TRIES: usize = 40;
+
+/// Derives and writes `rubrics/<task>.toml` for every task with a solution.
+pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveSummary> {
+    if let Some(t) = &options.task {
+        if world.task(t).is_none() {
+            return Err(Error::UnknownTask {
+                world: world.meta.id.clone(),
+                task: t.clone(),
+            });
+        }
+    }
+    let dir = world.root.join(RUBRICS_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    let templates = write_templates(world);
+    let mut episode = Episode::new(Arc::clone(world))?;
+    let mut summary = DeriveSummary::default();
+    for (id, task) in &world.tasks {
+        if options.task.as_ref().is_some_and(|t| t != id) {
+            continue;
+        }
+        let path = dir.join(format!("{id}.toml"));
+        if task.solution.is_empty() {
+            summary.skipped.push(format!("{id}: no reference solution"));
+            continue;
+        }
+        if path.exists() && !options.overwrite {
+            summary.skipped.push(format!("{id}: {} exists (use --force to replace it)", path.display()));
+            continue;
+        }
+        let text = derive_task(world, &mut episode, task, &templates)?;
+        let tmp = path.with_extension("toml.partial");
+        std::fs::write(&tmp, &text).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        summary.written.push(path);
+    }
+    Ok(summary)
+}
+
+fn solution(task: &TaskSpec) -> Result<Vec<Action>> {
+    task.solution
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Action::from_json(a).map_err(|e| Error::Other(format!("task {}: solution step {}: {e}", task.id, i + 1))))
+        .collect()
+}
+
+/// Write calls of every solution in the world, a few per tool: shapes of
+/// valid calls to retarget.
+fn write_templates(world: &World) -> Vec<Action> {
+    let mut per_tool: HashMap<String, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for task in world.tasks.values() {
+        for a in task.solution.iter().filter_map(|a| Action::from_json(a).ok()) {
+            let Action::Tool { tool, .. } = &a else { continue };
+            if world.tools.get(tool).is_none_or(|t| t.kind != ToolKind::Write) {
+                continue;
+            }
+            let n = per_tool.entry(tool.clone()).or_default();
+            if *n < 3 && !out.contains(&a) {
+                *n += 1;
+                out.push(a);
+            }
+        }
+    }
+    out
+}
+
+type Touched = BTreeSet<(String, String)>;
+
+fn touched(changes: &Changes) -> Touched {
+    let mut out = BTreeSet::new();
+    for (table, tc) in changes {
+        for k in tc.added.keys().chain(tc.changed.keys()) {
+            out.insert((table.clone(), k.clone()));
+        }
+        for k in &tc.removed {
+            out.insert((table.clone(), k.as_str().map(str::to_string).unwrap_or_else(|| k.to_string())));
+        }
+    }
+    out
+}
+
+fn derive_task(world: &Arc<World>, episode: &mut Episode, task: &TaskSpec, templates: &[Action]) -> Result<String> {
+    let gold = solution(task)?;
+    let r = replay(episode, &task.id, 0, &gold)?;
+    let changes = episode.changes()?;
+    let gold_set = touched(&changes);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# Derived from the reference solution of task {} by `understudy rubric derive --from-solution`.\n# Edit freely: `understudy rubric lint` re-checks it against gold, do-nothing and mutants.\n",
+        task.id
+    ));
+    out.push_str(&format!("format = 1\ntask = {}\nversion = \"1\"\ntitle = {}\n", q(&task.id), q(&task.title)));
+    let mut ids: BTreeSet<String> = BTreeSet::new();
+    let mut unique = |base: String| {
+        let mut id = base.clone();
+        let mut n = 2;
+        while !ids.insert(id.clone()) {
+            id = format!("{base}-{n}");
+            n += 1;
+        }
+        id
+    };
+
+    for (table, tc) in &changes {
+        let Some(info) = world.table(table) else { continue };
+        let key_col = info.key_column.clone();
+        let target = |key: &str| match &key_col {
+            Some(k) => format!("{} = {}", ident(k), sql_str(key)),
+            None => format!("rowid = {}", key.parse::<i64>().map(|n| n.to_string()).unwrap_or_else(|_| sql_str(key))),
+        };
+        let select = match &info.document_column {
+            Some(doc) => ident(doc),
+            None => {
+                let cols = table_columns(episode, table)?;
+                format!(
+                    "json_object({})",
+                    cols.iter().map(|c| format!("{}, {}", sql_str(c), ident(c))).collect::<Vec<_>>().join(", ")
+                )
+            }
+        };
+        for (key, record) in tc.added.iter().chain(tc.changed.iter()) {
+            let verb = if tc.added.contains_key(key) { "exists and equals" } else { "ends exactly as" };
+            let id = unique(format!("{}-{}", slug(table), slug(key)));
+            out.push_str(&format!(
+                "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"state\"\nquery = {}\nexpect = {{ json = {} }}\npoints = 1\n",
+                q(&id),
+                q(&format!("{} {key} {verb} in the gold run (its whole record, typed, key order ignored).", singular(table))),
+                q(&format!("SELECT {select} FROM {} WHERE {}", ident(table), target(key))),
+                q(&serde_json::to_string(record).unwrap_or_default()),
+            ));
+        }
+        for key in &tc.removed {
+            let key = key.as_str().map(str::to_string).unwrap_or_else(|| key.to_string());
+            let id = unique(format!("{}-{}-removed", slug(table), slug(&key)));
+            out.push_str(&format!(
+                "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"state\"\nquery = {}\nexpect = {{ rows = 0 }}\npoints = 1\n",
+                q(&id),
+                q(&format!("{} {key} is removed, as in the gold run.", singular(table))),
+                q(&format!("SELECT 1 FROM {} WHERE {}", ident(table), target(&key))),
+            ));
+        }
+    }
+
+    let only: Vec<String> = gold_set
+        .iter()
+        .map(|(t, k)| format!("{{ table = {}, key = {} }}", q(t), q(k)))
+        .collect();
+    out.push_str(&format!(
+        "\n[[criteria]]\nid = \"nothing-else-changed\"\ndescription = {}\nkind = \"state\"\nchanges = {{ {} }}\ngate = true\n",
+        q(if gold_set.is_empty() {
+            "Nothing in the world changed, as in the gold run."
+        } else {
+            "No record changed other than the ones the gold run changes."
+        }),
+        if only.is_empty() { "none = true".to_string() } else { format!("only = [{}]", only.join(", ")) },
+    ));
+
+    for (i, output) in task.outputs.iter().enumerate() {
+        let id = unique(format!("output-{}", i + 1));
+        match super::numbers::parse_number(output) {
+            Some(_) => out.push_str(&format!(
+                "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"message\"\nnumber = {}\npoints = 1\n",
+                q(&id),
+                q(&format!("Tells the user {output} (read as a number: \"{output}\" inside a larger number does not count).")),
+                q(output),
+            )),
+            None => out.push_str(&format!(
+                "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"message\"\ncontains = {}\npoints = 1\n",
+                q(&id),
+                q(&format!("Tells the user \"{output}\".")),
+                q(output),
+            )),
+        }
+    }
+
+    if gold_set.is_empty() {
+        for (i, a) in r.actions.iter().enumerate() {
+            let Action::Tool { tool, args } = a else { continue };
+            if world.tools.get(tool).is_none_or(|t| t.kind != ToolKind::Write) {
+                continue;
+            }
+            let id = unique(format!("attempt-{}", slug(tool)));
+            let outcome = if r.observations.get(i).is_some_and(|o| o.ok) { "succeeds" } else { "is refused, as in the gold run" };
+            out.push_str(&format!(
+                "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"action\"\ntool = {}\nargs = {}\ninclude_failed = true\npoints = 1\n",
+                q(&id),
+                q(&format!("Makes the gold run's {tool} call with the same arguments (it {outcome}).")),
+                q(tool),
+                inline(&Value::Object(args.clone())),
+            ));
+        }
+    }
+
+    if let Some((action, changed)) = find_forbidden(world, episode, task, &gold, &gold_set, templates)? {
+        if let Action::Tool { tool, args } = &action {
+            out.push_str(&format!(
+                "\n[[forbidden]]\ntool = {}\nargs = {}\nwhy = {}\n",
+                q(tool),
+                inline(&Value::Object(args.clone())),
+                q(&format!("changes {changed}, which the task does not ask for")),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn table_columns(episode: &Episode, table: &str) -> Result<Vec<String>> {
+    let rows = episode.query(&format!("SELECT name FROM pragma_table_info({})", sql_str(table)), &Map::new());
+    match rows {
+        Ok(rows) => Ok(rows.iter().filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string)).collect()),
+        // Some sandboxes refuse pragma functions: fall back to a row's keys.
+        Err(_) => {
+            let rows = episode.query(&format!("SELECT * FROM {} LIMIT 1", ident(table)), &Map::new())?;
+            Ok(rows.first().map(|r| r.keys().cloned().collect()).unwrap_or_default())
+        }
+    }
+}
+
+/// A write that succeeds after the gold run and changes a record gold does
+/// not touch, with the record it changed.
+fn find_forbidden(
+    world: &Arc<World>,
+    episode: &mut Episode,
+    task: &TaskSpec,
+    gold: &[Action],
+    gold_set: &Touched,
+    templates: &[Action],
+) -> Result<Option<(Action, String)>> {
+    let keyed: Vec<(&str, &str)> = world
+        .tables
+        .iter()
+        .filter_map(|t| t.key_column.as_deref().map(|k| (t.name.as_str(), k)))
+        .collect();
+    // Values that name this task's records: the task's own, and gold's
+    // arguments that are record keys.
+    let mut related: Vec<String> = task.records.iter().filter_map(|r| r.key.as_str().map(str::to_string)).collect();
+    let mut calls: Vec<&Action> = gold.iter().filter(|a| a.tool_name().is_some_and(|t| world.tools.get(t).is_some_and(|x| x.kind == ToolKind::Write))).collect();
+    calls.extend(templates.iter());
+    let mut table_of: HashMap<String, Option<&str>> = HashMap::new();
+    let mut lookup = |episode: &Episode, v: &str| -> Option<&str> {
+        if let Some(t) = table_of.get(v) {
+            return *t;
+        }
+        let found = keyed.iter().find(|(t, k)| {
+            episode
+                .query(&format!("SELECT 1 FROM {} WHERE {} = {} LIMIT 1", ident(t), ident(k), sql_str(v)), &Map::new())
+                .is_ok_and(|r| !r.is_empty())
+        });
+        let t = found.map(|(t, _)| *t);
+        table_of.insert(v.to_string(), t);
+        t
+    };
+    // Bring the seeded state back for lookups.
+    episode.reset(&task.id, 0)?;
+    for a in gold {
+        if let Action::Tool { args, .. } = a {
+            for v in args.values().filter_map(Value::as_str) {
+                if lookup(episode, v).is_some() && !related.iter().any(|r| r == v) {
+                    related.push(v.to_string());
+                }
+            }
+        }
+    }
+    let mut tries = 0;
+    for call in calls {
+        let Action::Tool { tool, args } = call else { continue };
+        for (name, value) in args {
+            let Some(v) = value.as_str() else { continue };
+            episode.reset(&task.id, 0)?;
+            let Some(table) = lookup(episode, v) else { continue };
+            let Some(info) = world.table(table) else { continue };
+            let key_col = info.key_column.clone().unwrap_or_else(|| "rowid".into());
+            let text_col = info.document_column.clone().unwrap_or_else(|| key_col.clone());
+            let mut candidates: Vec<String> = Vec::new();
+            for rel in &related {
+                let sql = format!(
+                    "SELECT {k} AS k FROM {t} WHERE instr({c}, {r}) > 0 ORDER BY rowid LIMIT 8",
+                    k = ident(&key_col),
+                    t = ident(table),
+                    c = ident(&text_col),
+                    r = sql_str(rel)
+                );
+                for row in episode.query(&sql, &Map::new()).unwrap_or_default() {
+                    if let Some(k) = row.get("k").and_then(Value::as_str) {
+                        if k != v && !gold_set.contains(&(table.to_string(), k.to_string())) && !candidates.iter().any(|c| c == k) {
+                            candidates.push(k.to_string());
+                        }
+                    }
+                }
+            }
+            for cand in candidates {
+                if tries >= MAX_TRIES {
+                    return Ok(None);
+                }
+                tries += 1;
+                let mut new_args = args.clone();
+                new_args.insert(name.clone(), Value::String(cand.clone()));
+                let candidate = Action::Tool {
+                    tool: tool.clone(),
+                    args: new_args,
+                };
+                let mut actions = gold.to_vec();
+                actions.push(candidate.clone());
+                let r = replay(episode, &task.id, 0, &actions)?;
+                if r.ignored > 0 || !r.observations.last().is_some_and(|o| o.ok) {
+                    continue;
+                }
+                let after = touched(&episode.changes()?);
+                if let Some((t, k)) = after.difference(gold_set).next() {
+                    return Ok(Some((candidate, format!("{} {k}", singular(t)))));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A TOML basic string.
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn sql_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "x".into()
+    } else {
+        out
+    }
+}
+
+fn singular(table: &str) -> String {
+    let t = table.strip_suffix('s').unwrap_or(table);
+    let mut c = t.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => table.to_string(),
+    }
+}
+
+/// JSON as a TOML inline value (nulls, which TOML lacks, are left out).
+fn inline(v: &Value) -> String {
+    match v {
+        Value::Null => "\"\"".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.to_string(),
+            (_, Some(u), _) => u.to_string(),
+            (_, _, Some(f)) => toml::Value::Float(f).to_string(),
+            _ => n.to_string(),
+        },
+        Value::String(s) => q(s),
+        Value::Array(a) => format!("[{}]", a.iter().map(inline).collect::<Vec<_>>().join(", ")),
+        Value::Object(m) => {
+            let parts: Vec<String> = m
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| {
+                    let key = if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') { k.clone() } else { q(k) };
+                    format!("{key} = {}", inline(v))
+                })
+                .collect();
+            if parts.is_empty() {
+                "{}".into()
+            } else {
+                format!("{{ {} }}", parts.join(", "))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_renders_as_toml_inline_values_that_parse_back_typed() {
+        let v = json!({"a": 1, "b": 2.0, "c": "x\"y", "d": [true, {"e": 0.1}], "weird key": 1, "n": null});
+        let text = format!("v = {}", inline(&v));
+        let parsed: toml::Table = toml::from_str(&text).expect("valid TOML");
+        let back = super::super::matchers::toml_to_json(&parsed["v"]);
+        assert_eq!(back, json!({"a": 1, "b": 2.0, "c": "x\"y", "d": [true, {"e": 0.1}], "weird key": 1}));
+        assert_eq!(slug("#W6067464"), "w6067464");
+        assert_eq!(singular("orders"), "Order");
+    }
+}

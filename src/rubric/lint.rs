@@ -1,1 +1,402 @@
-//! (being written)
+//! Rubric lint: is the rubric right about the runs we know the answer to?
+//!
+//! For each task: (a) every gold trajectory (the task's reference solution
+//! and the approved episodes in the store) scores 1.0; (b) doing nothing
+//! scores 0; (c) mutants of the gold run (see [`super::mutations`]) score
+//! below it — the mutation score is caught / counted, and survivors are
+//! listed so the annotator sees which behaviour the rubric does not notice;
+//! (d) no criterion comes out the same on every one of these runs.
+//!
+//! **Judged criteria** cannot be graded here, so lint is strict both ways:
+//! gold must reach 1.0 at best, do-nothing must be 0 even at best, and a
+//! mutant counts as caught only when it is below gold whatever the judges
+//! say.
+//!
+//! **Equivalent mutants.** A mutant whose replay ends in the same state and
+//! says the same messages as gold (say, a perturbed argument of a call
+//! that fails in gold too) cannot be told apart by what happened. If the
+//! rubric still scores it lower (an action criterion noticed) it counts as
+//! caught; otherwise it is listed as equivalent and left out of the
+//! mutation score.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::mutations::{self, MutantKind};
+use super::{replay, score_episode, RubricSet, Score};
+use crate::action::Action;
+use crate::episode::{Changes, Episode};
+use crate::error::{Error, Result};
+use crate::store::{EpisodeFilter, EpisodeStatus, Store};
+use crate::world::World;
+
+#[derive(Debug, Clone)]
+pub struct LintOptions {
+    /// Only this task.
+    pub task: Option<String>,
+    /// A task fails lint below this mutation score.
+    pub min_mutation_score: f64,
+}
+
+impl Default for LintOptions {
+    fn default() -> Self {
+        LintOptions {
+            task: None,
+            min_mutation_score: 0.9,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LintReport {
+    pub world_id: String,
+    pub world_version: String,
+    pub world_hash: String,
+    pub min_mutation_score: f64,
+    pub tasks: Vec<TaskLint>,
+    pub passed: usize,
+    pub failed: usize,
+    /// Over all tasks: mutants counted, caught, and left out as equivalent.
+    pub mutants: usize,
+    pub caught: usize,
+    pub equivalent: usize,
+    pub mutation_score: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskLint {
+    pub task_id: String,
+    pub ok: bool,
+    /// What failed, in sentences.
+    pub problems: Vec<String>,
+    pub rubric_version: Option<String>,
+    pub rubric_hash: Option<String>,
+    pub gold: Vec<RunResult>,
+    pub do_nothing: Option<RunResult>,
+    pub mutants: Vec<MutantResult>,
+    pub mutation: MutationScore,
+    /// Criteria that came out the same on every run.
+    pub constant_criteria: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MutationScore {
+    /// Mutants counted (all but the uncaught equivalent ones).
+    pub total: usize,
+    pub caught: usize,
+    pub equivalent: usize,
+    pub score: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// `solution`, or `episode <id>`.
+    pub source: String,
+    pub value: Option<f64>,
+    pub range: [f64; 2],
+    /// Positive criteria not met.
+    pub unmet: Vec<String>,
+    /// Negative criteria that fired.
+    pub penalized: Vec<String>,
+    pub failed_gates: Vec<String>,
+    pub errors: Vec<String>,
+    pub pending: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MutantResult {
+    pub id: String,
+    pub kind: MutantKind,
+    pub description: String,
+    pub range: [f64; 2],
+    pub caught: bool,
+    pub equivalent: bool,
+    /// Criteria whose result differs from the gold run's.
+    pub noticed_by: Vec<String>,
+}
+
+impl RunResult {
+    fn from_score(source: String, s: &Score) -> RunResult {
+        RunResult {
+            source,
+            value: s.value,
+            range: s.range,
+            unmet: s.criteria.iter().filter(|c| c.points >= 0.0 && c.met == Some(false)).map(|c| c.id.clone()).collect(),
+            penalized: s.criteria.iter().filter(|c| c.points < 0.0 && c.met == Some(true)).map(|c| c.id.clone()).collect(),
+            failed_gates: s.failed_gates.clone(),
+            errors: s.errors.clone(),
+            pending: s.pending.clone(),
+        }
+    }
+}
+
+/// A gold trajectory to check.
+#[derive(Debug, Clone)]
+pub struct Gold {
+    pub source: String,
+    pub seed: u64,
+    pub actions: Vec<Action>,
+}
+
+/// What one run left behind, for equivalence.
+struct Run {
+    score: Score,
+    changes: Option<Changes>,
+    messages: Vec<String>,
+}
+
+fn run(episode: &mut Episode, rubric: &super::Rubric, seed: u64, actions: &[Action]) -> Result<Run> {
+    let r = replay(episode, &rubric.task_id, seed, actions)?;
+    let mut score = score_episode(rubric, episode, &r.actions, &r.observations);
+    score.ignored_actions = r.ignored;
+    let messages = r
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Message { message } => Some(message.clone()),
+            Action::Tool { .. } => None,
+        })
+        .collect();
+    Ok(Run {
+        score,
+        changes: episode.changes().ok(),
+        messages,
+    })
+}
+
+/// The gold trajectories of every task: reference solutions, and the
+/// approved episodes of this world in `store`.
+pub fn gold_runs(world: &World, store: Option<&Store>) -> Result<Vec<(String, Gold)>> {
+    let mut out = Vec::new();
+    for (id, task) in &world.tasks {
+        if task.solution.is_empty() {
+            continue;
+        }
+        let actions = task
+            .solution
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Action::from_json(a).map_err(|e| Error::Other(format!("task {id}: solution step {}: {e}", i + 1))))
+            .collect::<Result<Vec<_>>>()?;
+        out.push((
+            id.clone(),
+            Gold {
+                source: "solution".into(),
+                seed: 0,
+                actions,
+            },
+        ));
+    }
+    if let Some(store) = store {
+        let filter = EpisodeFilter {
+            world_id: Some(world.meta.id.clone()),
+            status: Some(EpisodeStatus::Approved),
+            ..EpisodeFilter::default()
+        };
+        for record in store.episodes(&filter)? {
+            if world.task(&record.task_id).is_none() {
+                continue;
+            }
+            let steps = store.steps(&record.id)?;
+            let actions = steps.into_iter().filter(|s| !s.retracted).map(|s| s.action).collect();
+            let mut source = format!("episode {}", record.id);
+            if record.world_hash != world.content_hash {
+                source.push_str(&format!(" (recorded in world version {}, replayed in {})", record.world_version, world.meta.version));
+            }
+            out.push((
+                record.task_id.clone(),
+                Gold {
+                    source,
+                    seed: record.seed,
+                    actions,
+                },
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Lints every task of `world` (or the one in `options`).
+pub fn lint(world: &Arc<World>, rubrics: &RubricSet, store: Option<&Store>, options: &LintOptions, progress: &(dyn Fn() + Sync)) -> Result<LintReport> {
+    if let Some(t) = &options.task {
+        if world.task(t).is_none() {
+            return Err(Error::UnknownTask {
+                world: world.meta.id.clone(),
+                task: t.clone(),
+            });
+        }
+    }
+    let golds = gold_runs(world, store)?;
+    let tasks: Vec<&String> = world.tasks.keys().filter(|t| options.task.as_ref().is_none_or(|only| only == *t)).collect();
+    let results: Vec<TaskLint> = tasks
+        .par_iter()
+        .map_init(
+            || Episode::new(Arc::clone(world)),
+            |episode, task_id| {
+                let out = match episode {
+                    Ok(ep) => {
+                        let mine: Vec<&Gold> = golds.iter().filter(|(t, _)| t == *task_id).map(|(_, g)| g).collect();
+                        lint_task(world, rubrics, ep, task_id, &mine, options)
+                    }
+                    Err(e) => Err(Error::Other(e.to_string())),
+                };
+                progress();
+                out
+            },
+        )
+        .collect::<Result<Vec<_>>>()?;
+    let passed = results.iter().filter(|t| t.ok).count();
+    let mutants: usize = results.iter().map(|t| t.mutation.total).sum();
+    let caught: usize = results.iter().map(|t| t.mutation.caught).sum();
+    let equivalent: usize = results.iter().map(|t| t.mutation.equivalent).sum();
+    Ok(LintReport {
+        world_id: world.meta.id.clone(),
+        world_version: world.meta.version.clone(),
+        world_hash: world.content_hash.clone(),
+        min_mutation_score: options.min_mutation_score,
+        failed: results.len() - passed,
+        passed,
+        tasks: results,
+        mutants,
+        caught,
+        equivalent,
+        mutation_score: (mutants > 0).then(|| caught as f64 / mutants as f64),
+    })
+}
+
+const EPS: f64 = 1e-9;
+
+fn lint_task(world: &World, rubrics: &RubricSet, episode: &mut Episode, task_id: &str, golds: &[&Gold], options: &LintOptions) -> Result<TaskLint> {
+    let mut lint = TaskLint {
+        task_id: task_id.to_string(),
+        ok: false,
+        problems: Vec::new(),
+        rubric_version: None,
+        rubric_hash: None,
+        gold: Vec::new(),
+        do_nothing: None,
+        mutants: Vec::new(),
+        mutation: MutationScore::default(),
+        constant_criteria: Vec::new(),
+    };
+    let Some(rubric) = rubrics.get(task_id) else {
+        lint.problems.push(format!("no rubric: write rubrics/{task_id}.toml"));
+        return Ok(lint);
+    };
+    lint.rubric_version = Some(rubric.version.clone());
+    lint.rubric_hash = Some(rubric.hash.clone());
+    if golds.is_empty() {
+        lint.problems.push("no gold trajectory: the task has no reference solution and no approved episode".into());
+    }
+    let mut all_scores: Vec<Score> = Vec::new();
+    let mut base: Option<Run> = None;
+    for g in golds {
+        let r = run(episode, rubric, g.seed, &g.actions)?;
+        let res = RunResult::from_score(g.source.clone(), &r.score);
+        if r.score.range[1] < 1.0 - EPS || !r.score.errors.is_empty() {
+            let mut why = Vec::new();
+            if !res.failed_gates.is_empty() {
+                why.push(format!("failed gates {}", res.failed_gates.join(", ")));
+            }
+            if !res.unmet.is_empty() {
+                why.push(format!("unmet {}", res.unmet.join(", ")));
+            }
+            if !res.penalized.is_empty() {
+                why.push(format!("penalized {}", res.penalized.join(", ")));
+            }
+            if !res.errors.is_empty() {
+                why.push(format!("checks that could not run {}", res.errors.join(", ")));
+            }
+            lint.problems.push(format!("gold {} scores {:.3}, not 1.0: {}", g.source, r.score.range[1], why.join("; ")));
+        }
+        lint.gold.push(res);
+        all_scores.push(r.score.clone());
+        if base.is_none() {
+            base = Some(r);
+        }
+    }
+    let nothing = run(episode, rubric, 0, &[])?;
+    if nothing.score.range[1] > EPS {
+        let earned: Vec<String> = nothing
+            .score
+            .criteria
+            .iter()
+            .filter(|c| c.points > 0.0 && c.met != Some(false))
+            .map(|c| c.id.clone())
+            .collect();
+        lint.problems.push(format!(
+            "doing nothing scores up to {:.3}, not 0: it earns {} (make the outcome a gate, or add a state criterion the do-nothing run fails)",
+            nothing.score.range[1],
+            earned.join(", ")
+        ));
+    }
+    lint.do_nothing = Some(RunResult::from_score("do nothing".into(), &nothing.score));
+    all_scores.push(nothing.score.clone());
+
+    if let (Some(base), Some(g)) = (&base, golds.first()) {
+        for m in mutations::mutants(world, rubric, &g.actions) {
+            let r = run(episode, rubric, g.seed, &m.actions)?;
+            let caught = r.score.range[1] < base.score.range[1] - EPS;
+            let same_outcome = r.changes.is_some() && r.changes == base.changes && r.messages == base.messages;
+            let equivalent = same_outcome && !caught;
+            let noticed_by = r
+                .score
+                .criteria
+                .iter()
+                .zip(&base.score.criteria)
+                .filter(|(a, b)| a.met.is_some() && b.met.is_some() && a.met != b.met)
+                .map(|(a, _)| a.id.clone())
+                .collect();
+            lint.mutants.push(super::lint::MutantResult {
+                id: m.id,
+                kind: m.kind,
+                description: m.description,
+                range: r.score.range,
+                caught,
+                equivalent,
+                noticed_by,
+            });
+            all_scores.push(r.score);
+        }
+    }
+    let equivalent = lint.mutants.iter().filter(|m| m.equivalent).count();
+    let caught = lint.mutants.iter().filter(|m| m.caught).count();
+    let total = lint.mutants.len() - equivalent;
+    lint.mutation = MutationScore {
+        total,
+        caught,
+        equivalent,
+        score: (total > 0).then(|| caught as f64 / total as f64),
+    };
+    if let Some(s) = lint.mutation.score {
+        if s < options.min_mutation_score - EPS {
+            let survivors: Vec<String> = lint.mutants.iter().filter(|m| !m.caught && !m.equivalent).map(|m| m.description.clone()).collect();
+            lint.problems.push(format!(
+                "mutation score {:.0}% is below {:.0}%; the rubric does not notice: {}",
+                s * 100.0,
+                options.min_mutation_score * 100.0,
+                survivors.join("; ")
+            ));
+        }
+    }
+
+    for c in &rubric.criteria {
+        let seen: Vec<bool> = all_scores
+            .iter()
+            .filter_map(|s| s.criteria.iter().find(|r| r.id == c.id).and_then(|r| r.met))
+            .collect();
+        if seen.len() >= 2 && seen.iter().all(|m| *m == seen[0]) {
+            lint.constant_criteria.push(c.id.clone());
+        }
+    }
+    if !lint.constant_criteria.is_empty() {
+        lint.problems.push(format!(
+            "criteria with the same result on gold, do-nothing and every mutant (they cannot tell runs apart; add a forbidden action or a mutant they catch, or remove them): {}",
+            lint.constant_criteria.join(", ")
+        ));
+    }
+    lint.ok = lint.problems.is_empty();
+    Ok(lint)
+}

@@ -35,7 +35,17 @@ impl<'w> Probe<'w> {
             self.episode = Some(Episode::new(std::sync::Arc::clone(self.world)).map_err(|e| e.to_string())?);
         }
         let ep = self.episode.as_ref().ok_or("no episode")?;
-        ep.query(sql, &serde_json::Map::new()).map(|_| ()).map_err(|e| e.to_string())
+        ep.query(sql, &serde_json::Map::new()).map(|_| ()).map_err(|e| {
+            let text = match &e {
+                crate::error::Error::Sqlite(s) => crate::world::sql_message(s),
+                other => other.to_string(),
+            };
+            if text.contains("not authorized") || text.contains("must only read") {
+                "not allowed: a rubric query may only read (SELECT), never change the world".to_string()
+            } else {
+                text
+            }
+        })
     }
 }
 

@@ -1,1 +1,281 @@
-//! (being written)
+//! Mutants of a gold trajectory: plausible wrong runs a good rubric must
+//! score lower. Each is the gold action list with one change:
+//!
+//! - a write step dropped;
+//! - one argument of one write step perturbed: numbers ± 1, identifiers
+//!   with their last digit changed (another record, or none), free text
+//!   replaced by a bland sentence, enums moved to the next allowed value,
+//!   booleans flipped, lists shortened or their first item altered;
+//! - a forbidden action appended (the rubric's `forbidden` list, and one
+//!   built from each negative-point action criterion whose arguments are
+//!   concrete);
+//! - the final message dropped.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::criteria::{Check, CriterionKind};
+use super::matchers::{compact, Matcher};
+use super::Rubric;
+use crate::action::Action;
+use crate::world::{ToolKind, World};
+
+/// Free text a mutant puts in place of what gold wrote: valid, but says
+/// nothing about the case.
+pub const BLAND_TEXT: &str = "Handled as requested.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MutantKind {
+    DropStep,
+    Perturb,
+    Forbidden,
+    DropFinalMessage,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Mutant {
+    /// Stable id, e.g. `drop:4`, `arg:4:amount:+1`, `forbidden:1`.
+    pub id: String,
+    pub kind: MutantKind,
+    /// What changed, for the annotator: "step 5 issue_refund: amount 79.0 → 80.0".
+    pub description: String,
+    #[serde(skip)]
+    pub actions: Vec<Action>,
+}
+
+/// Every mutant of `gold` under `rubric`, without duplicates and without
+/// any that equals gold.
+pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
+    let mut out: Vec<Mutant> = Vec::new();
+    let mut push = |m: Mutant| {
+        if m.actions.as_slice() != gold && !out.iter().any(|o| o.actions == m.actions) {
+            out.push(m);
+        }
+    };
+    for (i, action) in gold.iter().enumerate() {
+        let Action::Tool { tool, args } = action else { continue };
+        if !is_write(world, tool) {
+            continue;
+        }
+        let mut dropped = gold.to_vec();
+        dropped.remove(i);
+        push(Mutant {
+            id: format!("drop:{i}"),
+            kind: MutantKind::DropStep,
+            description: format!("step {} ({tool}) dropped", i + 1),
+            actions: dropped,
+        });
+        let schema = world.tools.get(tool).map(|t| t.parameters.clone()).unwrap_or(Value::Null);
+        for (name, value) in args {
+            let prop = schema.get("properties").and_then(|p| p.get(name));
+            for (label, new_value) in perturb(value, prop) {
+                let mut new_args = args.clone();
+                new_args.insert(name.clone(), new_value.clone());
+                let mut actions = gold.to_vec();
+                actions[i] = Action::Tool {
+                    tool: tool.clone(),
+                    args: new_args,
+                };
+                push(Mutant {
+                    id: format!("arg:{i}:{name}:{label}"),
+                    kind: MutantKind::Perturb,
+                    description: format!("step {} ({tool}): {name} {} → {}", i + 1, compact(value), compact(&new_value)),
+                    actions,
+                });
+            }
+        }
+    }
+    for (n, (action, why)) in forbidden_actions(rubric, gold).into_iter().enumerate() {
+        let mut actions = gold.to_vec();
+        actions.push(action.clone());
+        let name = action.tool_name().unwrap_or("?").to_string();
+        let args = match &action {
+            Action::Tool { args, .. } => compact(&Value::Object(args.clone())),
+            Action::Message { .. } => String::new(),
+        };
+        push(Mutant {
+            id: format!("forbidden:{}", n + 1),
+            kind: MutantKind::Forbidden,
+            description: format!("forbidden {name} {args} added at the end{}", if why.is_empty() { String::new() } else { format!(" ({why})") }),
+            actions,
+        });
+    }
+    if let Some(last) = gold.iter().rposition(|a| matches!(a, Action::Message { .. })) {
+        let mut actions = gold.to_vec();
+        actions.remove(last);
+        push(Mutant {
+            id: format!("drop-message:{last}"),
+            kind: MutantKind::DropFinalMessage,
+            description: format!("final message (step {}) dropped", last + 1),
+            actions,
+        });
+    }
+    out
+}
+
+fn is_write(world: &World, tool: &str) -> bool {
+    world.tools.get(tool).is_some_and(|t| t.kind == ToolKind::Write)
+}
+
+/// The rubric's forbidden actions, then one per negative-point action
+/// criterion: its tool with its concrete argument values, on top of the
+/// arguments of gold's first call of that tool (so required arguments the
+/// criterion leaves open still have values).
+fn forbidden_actions(rubric: &Rubric, gold: &[Action]) -> Vec<(Action, String)> {
+    let mut out: Vec<(Action, String)> = rubric.forbidden.iter().map(|f| (f.action.clone(), f.why.clone())).collect();
+    for c in rubric.criteria.iter().filter(|c| c.points < 0.0 && c.kind == CriterionKind::Action) {
+        let Check::Action(a) = &c.check else { continue };
+        let base = gold.iter().find_map(|g| match g {
+            Action::Tool { tool, args } if tool == &a.tool => Some(args.clone()),
+            _ => None,
+        });
+        let mut args: Map<String, Value> = base.unwrap_or_default();
+        let mut concrete = true;
+        for (name, m) in &a.args {
+            match m {
+                Matcher::Exact(v) => {
+                    args.insert(name.clone(), v.clone());
+                }
+                Matcher::AnyOf(list) => {
+                    if let Some(v) = list.first() {
+                        args.insert(name.clone(), v.clone());
+                    }
+                }
+                Matcher::Number { value, .. } => {
+                    args.insert(name.clone(), serde_json::Number::from_f64(*value).map(Value::Number).unwrap_or(Value::Null));
+                }
+                Matcher::Absent => {
+                    args.remove(name);
+                }
+                Matcher::Regex(_) | Matcher::Contains(_) | Matcher::Present => {
+                    if !args.contains_key(name) {
+                        concrete = false;
+                    }
+                }
+            }
+        }
+        if concrete {
+            out.push((
+                Action::Tool {
+                    tool: a.tool.clone(),
+                    args,
+                },
+                format!("criterion {}: {}", c.id, c.description),
+            ));
+        }
+    }
+    out
+}
+
+/// The perturbations of one argument value, each with a short label.
+pub fn perturb(value: &Value, schema: Option<&Value>) -> Vec<(String, Value)> {
+    if let Some(options) = schema.and_then(|s| s.get("enum")).and_then(Value::as_array) {
+        if let Some(pos) = options.iter().position(|o| o == value) {
+            if options.len() > 1 {
+                let next = options[(pos + 1) % options.len()].clone();
+                return vec![(format!("enum:{}", short(&next)), next)];
+            }
+            return Vec::new();
+        }
+    }
+    match value {
+        Value::Bool(b) => vec![("flip".into(), Value::Bool(!b))],
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                vec![("+1".into(), Value::from(i + 1)), ("-1".into(), Value::from(i - 1))]
+            } else if let Some(f) = n.as_f64() {
+                let mk = |x: f64| serde_json::Number::from_f64(x).map(Value::Number);
+                [("+1", f + 1.0), ("-1", f - 1.0)]
+                    .into_iter()
+                    .filter_map(|(l, x)| mk(x).map(|v| (l.to_string(), v)))
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        }
+        Value::String(s) => {
+            let min_len = schema.and_then(|x| x.get("minLength")).and_then(Value::as_u64).unwrap_or(0) as usize;
+            let altered = alter_string(s, min_len);
+            if &altered == s {
+                Vec::new()
+            } else {
+                vec![("alter".into(), Value::String(altered))]
+            }
+        }
+        Value::Array(items) => {
+            let item_schema = schema.and_then(|s| s.get("items"));
+            let mut out = Vec::new();
+            if items.len() >= 2 {
+                out.push(("drop-last".into(), Value::Array(items[..items.len() - 1].to_vec())));
+            }
+            if let Some((_, first)) = items.first().and_then(|f| perturb(f, item_schema).into_iter().next()) {
+                let mut changed = items.clone();
+                changed[0] = first;
+                out.push(("first-item".into(), Value::Array(changed)));
+            }
+            out
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                let prop = schema.and_then(|s| s.get("properties")).and_then(|p| p.get(k));
+                if let Some((label, nv)) = perturb(v, prop).into_iter().next() {
+                    let mut changed = map.clone();
+                    changed.insert(k.clone(), nv);
+                    return vec![(format!("{k}:{label}"), Value::Object(changed))];
+                }
+            }
+            Vec::new()
+        }
+        Value::Null => Vec::new(),
+    }
+}
+
+fn short(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Free text (has a space) becomes [`BLAND_TEXT`], padded to the schema's
+/// `minLength`; an identifier gets its last digit changed (or an `x`
+/// appended when it has none), naming another record or none.
+fn alter_string(s: &str, min_len: usize) -> String {
+    if s.trim().contains(char::is_whitespace) {
+        let mut t = BLAND_TEXT.to_string();
+        while t.chars().count() < min_len {
+            t.push_str(" Handled.");
+        }
+        return t;
+    }
+    if let Some(pos) = s.rfind(|c: char| c.is_ascii_digit()) {
+        let d = s.as_bytes()[pos] - b'0';
+        let mut out = s.to_string();
+        out.replace_range(pos..pos + 1, &((d + 1) % 10).to_string());
+        return out;
+    }
+    format!("{s}x")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn perturbations_change_the_value_plausibly() {
+        assert_eq!(perturb(&json!(79.0), None), vec![("+1".into(), json!(80.0)), ("-1".into(), json!(78.0))]);
+        assert_eq!(perturb(&json!(3), None)[0].1, json!(4));
+        assert_eq!(perturb(&json!("INV-24073"), None)[0].1, json!("INV-24074"));
+        assert_eq!(perturb(&json!("#W2890449"), None)[0].1, json!("#W2890440"));
+        assert_eq!(perturb(&json!("billing"), Some(&json!({"enum": ["billing", "technical"]})))[0].1, json!("technical"));
+        assert_eq!(perturb(&json!("x y z"), Some(&json!({"minLength": 30})))[0].1.as_str().map(str::len), Some(30));
+        assert_eq!(perturb(&json!("abc"), None)[0].1, json!("abcx"));
+        let list = perturb(&json!(["1", "2"]), None);
+        assert_eq!(list[0].1, json!(["1"]));
+        assert_eq!(list[1].1, json!(["2", "2"]));
+        assert_eq!(perturb(&json!({"a": true}), None)[0].1, json!({"a": false}));
+        assert!(perturb(&Value::Null, None).is_empty());
+    }
+}

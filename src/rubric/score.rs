@@ -209,7 +209,9 @@ pub(crate) fn aggregate(rubric: &Rubric, score: &mut Score) {
     let lo = value_of(rubric, &score.criteria, false);
     let hi = value_of(rubric, &score.criteria, true);
     score.range = [lo.0, hi.0];
-    score.value = score.pending.is_empty().then_some(lo.0);
+    // Pending grades that cannot move the value (a gate already failed)
+    // leave it decided.
+    score.value = (score.pending.is_empty() || (hi.0 - lo.0).abs() < 1e-12).then_some(lo.0);
     score.sections = rubric
         .sections
         .iter()

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use protocol::{ApiError, Fields, Op, StepResponse};
-pub use reward::{FinalReward, NoRubric, RewardSource};
+pub use reward::{FinalReward, NoRubric, RewardSource, RubricReward};
 pub use service::{Reply, ServeConfig, Server};
 pub use user_sim::{CommandSimulator, UserSimRequest, UserSimulator};
 

@@ -99,7 +99,7 @@ impl Server {
             worlds: map,
             store,
             sessions: Sessions::new(config.max_concurrent, config.idle_timeout),
-            reward: reward::default_source(),
+            reward: reward::default_source(Arc::clone(&store)),
             user_sim: None,
             config,
         })

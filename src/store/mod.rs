@@ -12,6 +12,7 @@
 
 mod records;
 mod schema;
+mod scores;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -19,6 +20,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 pub use records::*;
+pub use scores::StoredScore;
 
 use crate::error::{Error, Result};
 

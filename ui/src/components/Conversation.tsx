@@ -32,6 +32,7 @@ export function Conversation({
   busy,
   onSend,
   composerRef,
+  closedNote = "Messages are closed for this task.",
 }: {
   task: TaskBrief;
   steps: StepView[];
@@ -39,6 +40,8 @@ export function Conversation({
   busy: boolean;
   onSend: (message: string) => Promise<boolean>;
   composerRef: React.RefObject<HTMLTextAreaElement | null>;
+  /** Shown in the empty composer while it is disabled. */
+  closedNote?: string;
 }) {
   const [draft, setDraft] = useState("");
   const endRef = useRef<HTMLDivElement>(null);
@@ -86,7 +89,7 @@ export function Conversation({
         <textarea
           ref={composerRef}
           aria-label="Message to the customer"
-          placeholder={disabled ? "Messages are closed for this task." : `Write to ${customer}…`}
+          placeholder={disabled ? closedNote : `Write to ${customer}…`}
           rows={3}
           value={draft}
           disabled={disabled}

@@ -6,6 +6,17 @@ import { cell, duration } from "../lib/format";
 import { Kbd } from "./Kbd";
 import { Modal } from "./Modal";
 
+/** Amounts kept in cents ("refunded_cents": 7900) read as money ("Refunded": 79.00). */
+export function readable(field: string, value: unknown): { label: string; text: string } {
+  if (field.endsWith("_cents") && (typeof value === "number" || value === null)) {
+    return {
+      label: humanize(field.slice(0, -"_cents".length)),
+      text: typeof value === "number" ? (value / 100).toFixed(2) : cell(value),
+    };
+  }
+  return { label: humanize(field), text: cell(value) };
+}
+
 function Table({ diff }: { diff: TableDiff }) {
   const sections: [string, string, typeof diff.added][] = [
     ["added", "New", diff.added],
@@ -28,17 +39,17 @@ function Table({ diff }: { diff: TableDiff }) {
               <tbody>
                 {r.fields.map((f) => (
                   <tr key={f.field}>
-                    <th>{humanize(f.field)}</th>
+                    <th>{readable(f.field, f.after ?? f.before).label}</th>
                     {kind === "changed" ? (
                       <td>
-                        <span className="diff-before">{cell(f.before)}</span>
+                        <span className="diff-before">{readable(f.field, f.before).text}</span>
                         <span className="diff-arrow" aria-label="becomes">
                           →
                         </span>
-                        <span className="diff-after">{cell(f.after)}</span>
+                        <span className="diff-after">{readable(f.field, f.after).text}</span>
                       </td>
                     ) : (
-                      <td>{cell(kind === "removed" ? f.before : f.after)}</td>
+                      <td>{readable(f.field, kind === "removed" ? f.before : f.after).text}</td>
                     )}
                   </tr>
                 ))}

@@ -106,45 +106,30 @@ const Entry = memo(function Entry({
         )}
         {!step.retracted && (
           <div className="tl-notes">
-            <textarea
-              className="tl-why"
-              rows={why ? 2 : 1}
-              placeholder={editable ? "Why I did this (optional)" : ""}
-              aria-label={`Why I did step ${number ?? ""}`}
-              value={why}
-              readOnly={!editable}
-              onChange={(e) => {
-                setWhy(e.target.value);
-                setSaved("idle");
-              }}
-              onBlur={() => {
-                if ((step.rationale ?? "") !== why.trim()) void save(why, flag);
-              }}
-              onKeyDown={(e) => {
-                if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-                  e.preventDefault();
-                  e.stopPropagation();
-                  (e.target as HTMLTextAreaElement).blur();
-                }
-              }}
-              data-testid="rationale"
-            />
-            <div className="tl-notes-row">
-              <button
-                type="button"
-                className={`btn btn-xs ${flagged ? "btn-flag-on" : "btn-ghost"}`}
-                aria-pressed={flagged}
-                disabled={!editable}
-                onClick={() => {
-                  const next = flagged ? "" : DEFAULT_FLAG;
-                  setFlag(next);
-                  void save(why, next);
+            <div className="tl-notes-col">
+              <textarea
+                className="tl-why"
+                rows={why ? 2 : 1}
+                placeholder={editable ? "Why I did this (optional)" : ""}
+                aria-label={`Why I did step ${number ?? ""}`}
+                value={why}
+                readOnly={!editable}
+                onChange={(e) => {
+                  setWhy(e.target.value);
+                  setSaved("idle");
                 }}
-                title="Flag this step for a reviewer"
-                data-testid="flag"
-              >
-                ⚑ {flagged ? "Flagged" : "Flag"}
-              </button>
+                onBlur={() => {
+                  if ((step.rationale ?? "") !== why.trim()) void save(why, flag);
+                }}
+                onKeyDown={(e) => {
+                  if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+                    e.preventDefault();
+                    e.stopPropagation();
+                    (e.target as HTMLTextAreaElement).blur();
+                  }
+                }}
+                data-testid="rationale"
+              />
               {flagged && editable && (
                 <input
                   className="tl-flag-note"
@@ -158,6 +143,21 @@ const Entry = memo(function Entry({
                 {saved === "saving" ? "Saving…" : saved === "saved" ? "Saved" : ""}
               </span>
             </div>
+            <button
+              type="button"
+              className={`btn btn-xs ${flagged ? "btn-flag-on" : "btn-ghost"}`}
+              aria-pressed={flagged}
+              disabled={!editable}
+              onClick={() => {
+                const next = flagged ? "" : DEFAULT_FLAG;
+                setFlag(next);
+                void save(why, next);
+              }}
+              title="Flag this step for a reviewer"
+              data-testid="flag"
+            >
+              ⚑ {flagged ? "Flagged" : "Flag"}
+            </button>
           </div>
         )}
       </div>

@@ -1,6 +1,6 @@
 import Form from "@rjsf/core";
 import type { FieldTemplateProps, RJSFSchema } from "@rjsf/utils";
-import { useMemo, useRef, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useRef, type KeyboardEvent } from "react";
 import type { StepView } from "../bindings/StepView";
 import type { ToolInfo } from "../bindings/ToolInfo";
 import { prepareToolForm } from "../lib/schema";
@@ -70,6 +70,7 @@ export function ToolForm({
   const prepared = useMemo(() => prepareToolForm(tool.parameters), [tool]);
   const validator = useMemo(() => formValidator(prepared.alternatives), [prepared]);
   const form = useRef<Form<Data>>(null);
+  const resultRef = useRef<HTMLDivElement>(null);
   const onKey = (e: KeyboardEvent) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
@@ -80,6 +81,11 @@ export function ToolForm({
   const hasFields = Object.keys((prepared.schema.properties as object | undefined) ?? {}).length > 0;
   const showResult =
     lastStep && "tool" in lastStep.action && lastStep.action.tool === tool.name && !lastStep.retracted;
+  // Bring a new result into view: it may be below the fold of a long form.
+  const shownIdx = showResult ? lastStep?.idx : undefined;
+  useEffect(() => {
+    if (shownIdx !== undefined) resultRef.current?.scrollIntoView?.({ block: "nearest" });
+  }, [shownIdx]);
   return (
     <div className="tool-form" onKeyDown={onKey} data-testid="tool-form" data-tool={tool.name}>
       <div className="tool-head">
@@ -125,7 +131,7 @@ export function ToolForm({
         </div>
       </Form>
       {showResult && lastStep && (
-        <div className="tool-result">
+        <div className="tool-result" ref={resultRef}>
           <StepResult step={lastStep} />
         </div>
       )}

@@ -156,7 +156,7 @@ describe("ReviewDialog", () => {
     );
     const diff = screen.getByTestId("diff");
     expect(diff.textContent).toContain("INV-24073");
-    expect(diff.textContent).toContain("Refunded cents0→7900");
+    expect(diff.textContent).toContain("Refunded0.00→79.00");
     expect(diff.textContent).toContain("RF-25001");
     expect(screen.getByTestId("final-message").textContent).toBe("I've refunded the extra $79.00.");
     fireEvent.click(screen.getByTestId("confirm-submit"));

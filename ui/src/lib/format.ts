@@ -44,6 +44,11 @@ export function toolTitle(tools: ToolInfo[], name: string): string {
   return tools.find((t) => t.name === name)?.title ?? humanize(name);
 }
 
+/** "1 action", "3 actions". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 /** A cell value for tables. */
 export function cell(v: unknown): string {
   if (v === null || v === undefined) return "—";

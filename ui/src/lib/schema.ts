@@ -37,7 +37,10 @@ export function prepareToolForm(parameters: Record<string, unknown>): PreparedFo
       }
     }
   }
-  const uiSchema: UiSchema = { "ui:submitButtonOptions": { norender: true } };
+  // Required fields first, in the author's order (the `required` list keeps
+  // it; property maps may arrive sorted by name), then the optional ones.
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const uiSchema: UiSchema = { "ui:submitButtonOptions": { norender: true }, "ui:order": [...required, "*"] };
   const properties = (schema.properties ?? {}) as Record<string, RJSFSchema>;
   for (const [name, prop] of Object.entries(properties)) {
     if (typeof prop !== "object" || prop === null) continue;

@@ -18,7 +18,7 @@ import { ShortcutsHelp } from "../components/ShortcutsHelp";
 import { Timeline } from "../components/Timeline";
 import { ToolForm } from "../components/ToolForm";
 import { kindLabel, ToolPalette } from "../components/ToolPalette";
-import { duration, isMessage } from "../lib/format";
+import { duration, isMessage, plural } from "../lib/format";
 import { useShortcuts } from "../lib/shortcuts";
 import { episodeMachine } from "../machines/episode";
 
@@ -273,6 +273,13 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
             busy={acting}
             onSend={sendMessage}
             composerRef={composerRef}
+            closedNote={
+              paused
+                ? "Paused — resume to write."
+                : view.done || !open
+                  ? "This task has ended."
+                  : "Finish the review first."
+            }
           />
         </div>
         <main className="ws-center">
@@ -399,8 +406,9 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
           <div className="stack">
             <p className="lead">Thank you — your work on “{view.task.title}” is recorded and sent for review.</p>
             <p className="muted">
-              {view.steps.filter((s) => !s.retracted).length} actions ·{" "}
-              {view.steps.filter((s) => !s.retracted && isMessage(s.action)).length} messages · {duration(view.active_ms)} worked
+              {plural(view.steps.filter((s) => !s.retracted).length, "action")} ·{" "}
+              {plural(view.steps.filter((s) => !s.retracted && isMessage(s.action)).length, "message")} ·{" "}
+              {duration(view.active_ms)} worked
             </p>
             <button type="button" className="btn btn-primary" onClick={onHome} autoFocus data-testid="back-to-tasks">
               Back to tasks

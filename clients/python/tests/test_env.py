@@ -1,0 +1,176 @@
+"""understudy_gym against the real server: Gymnasium's checker, a full
+support-desk episode, bad actions, both transports, and the record in the
+store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tomllib
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import understudy_gym
+from understudy_gym import UnderstudyEnv, UnderstudyError, run_episode, scripted_policy
+
+from conftest import MINI, SUPPORT_DESK
+
+
+def solution(task: str) -> list[dict]:
+    for path in (SUPPORT_DESK / "tasks").glob("*.toml"):
+        for t in tomllib.loads(path.read_text())["tasks"]:
+            if t["id"] == task:
+                return t["solution"]
+    raise KeyError(task)
+
+
+def stored(store: Path) -> list[tuple]:
+    with sqlite3.connect(store) as db:
+        return db.execute(
+            "SELECT e.id, e.actor_kind, e.actor_id, e.status, e.task_id, count(s.idx) FROM episodes e LEFT JOIN steps s ON s.episode_id = e.id GROUP BY e.id ORDER BY e.created_at"
+        ).fetchall()
+
+
+def test_every_bundled_task_is_registered():
+    ids = [i for i in gym.registry if i.startswith("understudy/")]
+    assert "understudy/support-desk-duplicate-charge" in ids
+    world, tasks = understudy_gym.world_tasks(SUPPORT_DESK)
+    assert world == "support-desk"
+    assert {f"understudy/support-desk-{t}" for t in tasks} <= set(ids)
+    assert understudy_gym.register_worlds(MINI) == ["understudy/mini-pay-back", "understudy/mini-frozen"]
+
+
+def test_passes_gymnasiums_env_checker(binary, store):
+    env = gym.make("understudy/support-desk-duplicate-charge", binary=binary, store=store, model="checker")
+    try:
+        check_env(env.unwrapped)
+    finally:
+        env.close()
+
+
+def test_a_support_desk_task_end_to_end_over_stdio(binary, store):
+    env = gym.make("understudy/support-desk-duplicate-charge", binary=binary, store=store, model="scripted")
+    obs, info = env.reset(seed=0)
+    assert "billed twice" in obs
+    assert info["task_id"] == "duplicate-charge" and info["policy"]
+    assert env.observation_space.contains(obs)
+    tools = understudy_gym.tools_as_openai_functions(env)
+    names = {t["function"]["name"] for t in tools}
+    assert {"issue_refund", "get_ticket", "submit"} <= names
+    assert all(t["type"] == "function" and t["function"]["parameters"]["type"] == "object" for t in tools)
+
+    actions = solution("duplicate-charge")
+    for i, action in enumerate(actions):
+        obs, reward, terminated, truncated, info = env.step(json.dumps(action))
+        assert (reward, terminated, truncated) == (0.0, False, False), i
+        assert info["observation"]["ok"], (i, obs)
+        assert info["steps"] == i + 1
+    obs, reward, terminated, truncated, info = env.step({"submit": True})
+    assert terminated and not truncated
+    assert isinstance(reward, float)
+    assert info["reward_source"] in ("rubric", "none")
+    record_id = env.unwrapped.record_id
+    env.close()
+    rows = stored(store)
+    assert rows == [(record_id, "agent", "scripted", "submitted", "duplicate-charge", len(actions))]
+
+
+def test_run_episode_with_a_scripted_policy_over_http(http_server, store):
+    actions = solution("duplicate-charge")
+    result = run_episode(
+        "understudy/support-desk-duplicate-charge",
+        scripted_policy(actions),
+        seed=3,
+        url=http_server,
+        model="scripted-http",
+    )
+    assert result.terminated and not result.truncated
+    assert result.steps == len(actions) + 1
+    assert result.total_reward == result.final_reward
+    rows = stored(store)
+    assert [(r[0], r[2], r[3], r[5]) for r in rows] == [(result.record_id, "scripted-http", "submitted", len(actions))]
+
+
+def test_bad_actions_are_observations_or_errors_and_the_episode_goes_on(binary, store):
+    env = UnderstudyEnv("pay-back", MINI, binary=binary, store=store)
+    env.reset(seed=1)
+    obs, reward, terminated, truncated, info = env.step("{not json")
+    assert obs.startswith("Error:") and info["error"]["code"] == "invalid_action"
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    obs, *_ , info = env.step(json.dumps({"tool": "transfer", "args": [1]}))
+    assert info["error"]["code"] == "invalid_action"
+    # World-level failures come back from the world itself, and are steps.
+    obs, *_ , info = env.step(json.dumps({"tool": "launch_rocket", "args": {}}))
+    assert info["observation"]["error"]["code"] == "unknown_tool" and info["steps"] == 1
+    obs, *_ , info = env.step({"name": "get_account", "arguments": json.dumps({"account_id": "A-1"})})
+    assert info["observation"]["ok"] and "Ada" in obs
+
+    strict = UnderstudyEnv("pay-back", MINI, binary=binary, store=store, invalid_action="raise")
+    strict.reset()
+    with pytest.raises(UnderstudyError) as e:
+        strict.step("[]")
+    assert e.value.code == "invalid_action"
+    strict.close()
+
+    # Invalid actions count toward the step limit (5 for pay-back).
+    env.reset()
+    for _ in range(4):
+        *_, truncated, _info = env.step("nope")
+        assert not truncated
+    *_, truncated, _info = env.step("nope")
+    assert truncated
+    env.close()
+
+
+def test_step_limit_and_episode_over(binary, store):
+    env = UnderstudyEnv("pay-back", MINI, binary=binary, store=store)
+    env.reset()
+    look = json.dumps({"tool": "get_account", "args": {"account_id": "A-1"}})
+    results = [env.step(look) for _ in range(5)]
+    assert [r[3] for r in results] == [False] * 4 + [True]
+    with pytest.raises(RuntimeError):
+        env.step(look)
+    assert env.unwrapped.state()["truncated"] is True
+    env.close()
+
+
+def test_closing_mid_episode_records_it_as_abandoned(binary, store):
+    env = UnderstudyEnv("pay-back", MINI, binary=binary, store=store, model="quitter")
+    env.reset()
+    env.step(json.dumps({"message": "Hello"}))
+    env.step(json.dumps({"message": "Still there?"}))
+    env.reset()  # the first episode is given up
+    env.step(json.dumps({"message": "Hello again"}))
+    env.close()  # and so is the second
+    env.close()  # closing twice is fine
+    assert [(r[2], r[3], r[5]) for r in stored(store)] == [("quitter", "abandoned", 2), ("quitter", "abandoned", 1)]
+
+
+def test_seeded_resets_repeat(binary, store):
+    env = UnderstudyEnv("pay-back", MINI, binary=binary, store=store)
+    a = env.reset(seed=5)
+    b = env.reset(seed=5)
+    assert a[0] == b[0]
+    assert env.unwrapped.state()["seed"] == 5
+    env.close()
+
+
+def test_a_missing_binary_or_world_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("UNDERSTUDY_BIN", raising=False)
+    monkeypatch.setattr(understudy_gym.client, "_repo_root", lambda: None)
+    with pytest.raises(FileNotFoundError, match="UNDERSTUDY_BIN"):
+        understudy_gym.StdioClient([MINI], binary=tmp_path / "nope")
+    with pytest.raises(ValueError, match="world_dir"):
+        UnderstudyEnv("pay-back")
+
+
+def test_unknown_task_is_reported_by_the_server(binary, store):
+    env = UnderstudyEnv("no-such-task", MINI, binary=binary, store=store)
+    with pytest.raises(UnderstudyError) as e:
+        env.reset()
+    assert e.value.code == "unknown_task" and "no-such-task" in e.value.message
+    env.close()

@@ -1,0 +1,40 @@
+# Python checks: real Python clients against what the engine produces.
+# Sourced (after scripts/lib.sh) by scripts/test, which calls python_tests.
+#
+# To add a check: add its packages to PY_PACKAGES, write a python_check_*
+# function below, and call it from python_tests. Everything runs in one
+# venv (PY_VENV), created and filled here, so a fresh machine needs only
+# python3 and python3-venv (installed by ensure_build_tools).
+
+PY_VENV=target/venv-ci
+# pip requirement specifiers, installed into PY_VENV.
+PY_PACKAGES=(
+  "datasets>=5,<6"   # the `json` feature type the dataset card declares
+)
+
+# Creates the venv if needed and installs PY_PACKAGES (a no-op when they are
+# already satisfied).
+python_venv() {
+  if [ ! -x "$PY_VENV/bin/python" ]; then
+    step "python: creating $PY_VENV"
+    python3 -m venv "$PY_VENV"
+  fi
+  step "python: installing ${PY_PACKAGES[*]}"
+  "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
+}
+
+# Exports a small recorded store (the Rust test writes it) as a dataset
+# folder, TRL JSONL and OpenAI JSONL, and loads them with `datasets`.
+python_check_datasets() (
+  step "python: Hugging Face datasets loads the exports"
+  local dir
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  UNDERSTUDY_EXPORT_DIR="$dir" cargo test --locked --quiet --test export export_folder_for_python
+  "$PY_VENV/bin/python" tests/python/check_datasets.py "$dir"
+)
+
+python_tests() {
+  python_venv
+  python_check_datasets
+}
