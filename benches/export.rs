@@ -105,7 +105,11 @@ fn exports(c: &mut Criterion) {
     let mut group = c.benchmark_group("export");
     group.sample_size(10);
     group.throughput(Throughput::Elements((EPISODES * STEPS_PER_EPISODE) as u64));
-    for (name, format) in [("native_jsonl", Format::Native), ("trl_jsonl", Format::Trl), ("openai_jsonl", Format::OpenAi)] {
+    for (name, format) in [
+        ("native_jsonl", Format::Native),
+        ("trl_jsonl", Format::Trl),
+        ("openai_jsonl", Format::OpenAi),
+    ] {
         let options = ExportOptions {
             format,
             include_retracted: format != Format::Native,
@@ -114,7 +118,14 @@ fn exports(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let mut out = Vec::with_capacity(64 << 20);
-                let s = export::write_jsonl(&Source::Store(&store), Some(&worlds), &options, &mut out, &|| {}).expect("export");
+                let s = export::write_jsonl(
+                    &Source::Store(&store),
+                    Some(&worlds),
+                    &options,
+                    &mut out,
+                    &|| {},
+                )
+                .expect("export");
                 assert_eq!(s.steps, EPISODES * STEPS_PER_EPISODE);
                 out
             })

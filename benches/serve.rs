@@ -67,7 +67,11 @@ impl StdioClient {
         &self.line
     }
 
-    fn reset(&mut self) -> String {
+    fn reset(&mut self, previous: Option<&str>) -> String {
+        if let Some(id) = previous {
+            let req = format!("{}\n", json!({"op": "close", "episode_id": id}));
+            self.call(req.as_bytes());
+        }
         let req = format!("{}\n", json!({"op": "reset", "task_id": TASK, "model": "bench"}));
         let v: Value = serde_json::from_str(self.call(req.as_bytes())).expect("json");
         v["result"]["episode_id"].as_str().expect("id").to_string()
@@ -85,7 +89,7 @@ fn bench_stdio(c: &mut Criterion, durability: &str) {
         output,
         line: String::new(),
     };
-    let mut id = s.reset();
+    let mut id = s.reset(None);
     let mut left = STEPS_PER_EPISODE;
     let mut request = format!("{}\n", json!({"op": "step", "episode_id": id, "action": step_action()}));
     c.bench_function(&format!("stdio step, durability {durability}"), |b| {
@@ -93,7 +97,7 @@ fn bench_stdio(c: &mut Criterion, durability: &str) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 if left == 0 {
-                    id = s.reset();
+                    id = s.reset(Some(&id));
                     request = format!("{}\n", json!({"op": "step", "episode_id": id, "action": step_action()}));
                     left = STEPS_PER_EPISODE;
                 }
@@ -147,7 +151,10 @@ impl Http {
         &self.body
     }
 
-    fn reset(&mut self) -> String {
+    fn reset(&mut self, previous: Option<&str>) -> String {
+        if let Some(id) = previous {
+            self.post("/close", &json!({"episode_id": id}).to_string());
+        }
         let body = json!({"task_id": TASK, "model": "bench"}).to_string();
         let v: Value = serde_json::from_slice(self.post("/reset", &body)).expect("json");
         v["episode_id"].as_str().expect("id").to_string()
@@ -172,7 +179,7 @@ fn bench_http(c: &mut Criterion, durability: &str) {
         host: addr,
         body: Vec::new(),
     };
-    let mut id = http.reset();
+    let mut id = http.reset(None);
     let mut left = STEPS_PER_EPISODE;
     let mut request = json!({"episode_id": id, "action": step_action()}).to_string();
     c.bench_function(&format!("http step, durability {durability}"), |b| {
@@ -180,7 +187,7 @@ fn bench_http(c: &mut Criterion, durability: &str) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 if left == 0 {
-                    id = http.reset();
+                    id = http.reset(Some(&id));
                     request = json!({"episode_id": id, "action": step_action()}).to_string();
                     left = STEPS_PER_EPISODE;
                 }

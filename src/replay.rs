@@ -75,9 +75,7 @@ pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
 /// A parsed input line: task index, task id, actions.
 type ParsedLine = (Option<Value>, Option<String>, Vec<Action>);
 
-fn parse_line(
-    line: &str,
-) -> std::result::Result<ParsedLine, String> {
+fn parse_line(line: &str) -> std::result::Result<ParsedLine, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
     let obj = value
         .as_object()
@@ -202,7 +200,12 @@ pub struct StoredReplay {
 /// [`crate::recorder::check_world`]). Limits are not enforced, as in batch
 /// replay: if a changed world ends the episode early, that shows up as a
 /// divergence rather than an error.
-pub fn replay_stored(world: &Arc<World>, record: &EpisodeRecord, steps: &[StepRecord], force: bool) -> Result<StoredReplay> {
+pub fn replay_stored(
+    world: &Arc<World>,
+    record: &EpisodeRecord,
+    steps: &[StepRecord],
+    force: bool,
+) -> Result<StoredReplay> {
     crate::recorder::check_world(record, world, force)?;
     let mut episode = Episode::new(Arc::clone(world))?;
     episode.set_enforce_limits(false);
@@ -222,10 +225,16 @@ pub fn replay_stored(world: &Arc<World>, record: &EpisodeRecord, steps: &[StepRe
         out.replayed_steps += 1;
         let mut other = Vec::new();
         if got.terminated != step.terminated {
-            other.push(format!("terminated: recorded {}, replayed {}", step.terminated, got.terminated));
+            other.push(format!(
+                "terminated: recorded {}, replayed {}",
+                step.terminated, got.terminated
+            ));
         }
         if got.truncated != step.truncated {
-            other.push(format!("truncated: recorded {}, replayed {}", step.truncated, got.truncated));
+            other.push(format!(
+                "truncated: recorded {}, replayed {}",
+                step.truncated, got.truncated
+            ));
         }
         if got.observation != step.observation || !other.is_empty() {
             out.divergence = Some(Divergence {

@@ -66,7 +66,10 @@ fn step(rec: &mut Recorder, action: Value, why: Option<&str>) {
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&common::mini_dir(), &dir.path().join("worlds/mini"));
-    copy_dir(&common::repo().join("fixtures/worlds/support-desk"), &dir.path().join("worlds/support-desk"));
+    copy_dir(
+        &common::repo().join("fixtures/worlds/support-desk"),
+        &dir.path().join("worlds/support-desk"),
+    );
     let mini = Arc::new(World::load(dir.path().join("worlds/mini")).unwrap());
     let desk = Arc::new(World::load(dir.path().join("worlds/support-desk")).unwrap());
     let store = Arc::new(Store::open(dir.path().join("store.sqlite")).unwrap());
@@ -84,32 +87,112 @@ fn fixture() -> Fixture {
         .id;
     store.set_expert_verified(&expert, true).unwrap();
     let second_expert = store
-        .save_expert(None, &ExpertInput { name: "Sam Ortiz".into(), ..Default::default() })
+        .save_expert(
+            None,
+            &ExpertInput {
+                name: "Sam Ortiz".into(),
+                ..Default::default()
+            },
+        )
         .unwrap()
         .id;
 
-    let mut rec = Recorder::start(store.clone(), mini.clone(), "pay-back", Actor::Expert { id: expert.clone() }, 7).unwrap();
-    step(&mut rec, json!({"tool": "view_accounts", "args": {"search": "ada"}}), Some("Find Ada's account first."));
-    step(&mut rec, json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 250}}), Some("oops"));
+    let mut rec = Recorder::start(
+        store.clone(),
+        mini.clone(),
+        "pay-back",
+        Actor::Expert { id: expert.clone() },
+        7,
+    )
+    .unwrap();
+    step(
+        &mut rec,
+        json!({"tool": "view_accounts", "args": {"search": "ada"}}),
+        Some("Find Ada's account first."),
+    );
+    step(
+        &mut rec,
+        json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 250}}),
+        Some("oops"),
+    );
     rec.undo().unwrap();
-    step(&mut rec, json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 25.0}}), Some("Policy allows transfers the owner asks for."));
-    rec.annotate(2, Some("Policy allows transfers the owner asks for.".into()), Some("check amount".into())).unwrap();
-    step(&mut rec, json!({"message": "Done: 25 sent to Charles."}), None);
+    step(
+        &mut rec,
+        json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 25.0}}),
+        Some("Policy allows transfers the owner asks for."),
+    );
+    rec.annotate(
+        2,
+        Some("Policy allows transfers the owner asks for.".into()),
+        Some("check amount".into()),
+    )
+    .unwrap();
+    step(
+        &mut rec,
+        json!({"message": "Done: 25 sent to Charles."}),
+        None,
+    );
     rec.submit(None).unwrap();
-    store.add_review(&rec.record().id, "lead", Decision::Approve, "clean").unwrap();
+    store
+        .add_review(&rec.record().id, "lead", Decision::Approve, "clean")
+        .unwrap();
 
-    let mut rec = Recorder::start(store.clone(), mini.clone(), "frozen", Actor::Expert { id: second_expert.clone() }, 0).unwrap();
-    step(&mut rec, json!({"tool": "transfer", "args": {"from_id": "A-3", "to_id": "A-1", "amount": 5}}), None);
-    step(&mut rec, json!({"message": "Your account is frozen, so I cannot send it."}), Some("Guard refused."));
+    let mut rec = Recorder::start(
+        store.clone(),
+        mini.clone(),
+        "frozen",
+        Actor::Expert {
+            id: second_expert.clone(),
+        },
+        0,
+    )
+    .unwrap();
+    step(
+        &mut rec,
+        json!({"tool": "transfer", "args": {"from_id": "A-3", "to_id": "A-1", "amount": 5}}),
+        None,
+    );
+    step(
+        &mut rec,
+        json!({"message": "Your account is frozen, so I cannot send it."}),
+        Some("Guard refused."),
+    );
     rec.submit(None).unwrap();
-    store.add_review(&rec.record().id, "lead", Decision::Reject, "should have checked first").unwrap();
+    store
+        .add_review(
+            &rec.record().id,
+            "lead",
+            Decision::Reject,
+            "should have checked first",
+        )
+        .unwrap();
 
-    let mut rec = Recorder::start(store.clone(), mini.clone(), "pay-back", Actor::Agent { model: "gpt-test".into() }, 0).unwrap();
-    step(&mut rec, json!({"tool": "get_account", "args": {"account_id": "A-1"}}), None);
+    let mut rec = Recorder::start(
+        store.clone(),
+        mini.clone(),
+        "pay-back",
+        Actor::Agent {
+            model: "gpt-test".into(),
+        },
+        0,
+    )
+    .unwrap();
+    step(
+        &mut rec,
+        json!({"tool": "get_account", "args": {"account_id": "A-1"}}),
+        None,
+    );
     rec.abandon().unwrap();
 
     for (id, task) in &desk.tasks {
-        let mut rec = Recorder::start(store.clone(), desk.clone(), id, Actor::Expert { id: expert.clone() }, 0).unwrap();
+        let mut rec = Recorder::start(
+            store.clone(),
+            desk.clone(),
+            id,
+            Actor::Expert { id: expert.clone() },
+            0,
+        )
+        .unwrap();
         for (i, a) in task.solution.iter().enumerate() {
             if rec.is_done() {
                 break;
@@ -128,9 +211,10 @@ fn fixture() -> Fixture {
     }
 }
 
-
 fn world_set(f: &Fixture) -> WorldSet {
-    let ids = ["mini".to_string(), "support-desk".to_string()].into_iter().collect();
+    let ids = ["mini".to_string(), "support-desk".to_string()]
+        .into_iter()
+        .collect();
     WorldSet::load(&f.worlds(), &ids).unwrap()
 }
 
@@ -141,7 +225,11 @@ fn options(format: Format) -> ExportOptions {
     }
 }
 
-fn export_bytes(source: &Source<'_>, worlds: Option<&WorldSet>, options: &ExportOptions) -> (Vec<u8>, export::ExportSummary) {
+fn export_bytes(
+    source: &Source<'_>,
+    worlds: Option<&WorldSet>,
+    options: &ExportOptions,
+) -> (Vec<u8>, export::ExportSummary) {
     let mut out = Vec::new();
     let summary = export::write_jsonl(source, worlds, options, &mut out, &|| {}).unwrap();
     (out, summary)
@@ -160,7 +248,9 @@ fn pay_back(rows: &[Value]) -> &Value {
     rows.iter()
         .find(|r| {
             let task = r.get("task_id").or_else(|| r.pointer("/episode/task_id"));
-            let actor = r.pointer("/actor/kind").or_else(|| r.pointer("/episode/actor/kind"));
+            let actor = r
+                .pointer("/actor/kind")
+                .or_else(|| r.pointer("/episode/actor/kind"));
             task == Some(&json!("pay-back")) && actor == Some(&json!("expert"))
         })
         .expect("the pay-back episode is exported")
@@ -172,14 +262,24 @@ fn bin() -> Command {
 
 fn run_ok(cmd: &mut Command) -> (String, String) {
     let out = cmd.output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-    assert!(out.status.success(), "command failed:\nstdout: {stdout}\nstderr: {stderr}");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "command failed:\nstdout: {stdout}\nstderr: {stderr}"
+    );
     (stdout, stderr)
 }
 
 fn run_err(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
-    assert!(!out.status.success(), "command should have failed: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "command should have failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -194,7 +294,21 @@ fn native_export_has_everything_and_round_trips_to_the_byte() {
 
     let ep = pay_back(&lines);
     let header = &ep["episode"];
-    for field in ["id", "world_id", "world_version", "world_hash", "task_id", "seed", "actor", "status", "created_at", "updated_at", "submitted_at", "active_ms", "final_message"] {
+    for field in [
+        "id",
+        "world_id",
+        "world_version",
+        "world_hash",
+        "task_id",
+        "seed",
+        "actor",
+        "status",
+        "created_at",
+        "updated_at",
+        "submitted_at",
+        "active_ms",
+        "final_message",
+    ] {
         assert!(header.get(field).is_some(), "episode.{field} is exported");
     }
     assert_eq!(header["seed"], 7);
@@ -207,19 +321,50 @@ fn native_export_has_everything_and_round_trips_to_the_byte() {
     assert_eq!(steps.len(), 4, "the retracted step is kept");
     assert_eq!(steps[1]["retracted"], true);
     assert!(steps[1]["retracted_at"].is_string());
-    assert_eq!(steps[2]["rationale"], "Policy allows transfers the owner asks for.");
+    assert_eq!(
+        steps[2]["rationale"],
+        "Policy allows transfers the owner asks for."
+    );
     assert_eq!(steps[2]["flag"], "check amount");
-    assert_eq!(steps[2]["action"], json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 25.0}}));
+    assert_eq!(
+        steps[2]["action"],
+        json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 25.0}})
+    );
     for s in steps {
-        for field in ["idx", "action", "observation", "is_error", "terminated", "truncated", "wall_at", "active_ms", "rationale", "flag", "retracted", "retracted_at"] {
+        for field in [
+            "idx",
+            "action",
+            "observation",
+            "is_error",
+            "terminated",
+            "truncated",
+            "wall_at",
+            "active_ms",
+            "rationale",
+            "flag",
+            "retracted",
+            "retracted_at",
+        ] {
             assert!(s.get(field).is_some(), "steps[].{field} is exported");
         }
     }
-    assert_eq!(ep["reviews"], json!([{"reviewer": "lead", "decision": "approve", "comment": "clean", "at": ep["reviews"][0]["at"]}]));
-    let frozen = lines.iter().find(|l| l["episode"]["task_id"] == "frozen").unwrap();
+    assert_eq!(
+        ep["reviews"],
+        json!([{"reviewer": "lead", "decision": "approve", "comment": "clean", "at": ep["reviews"][0]["at"]}])
+    );
+    let frozen = lines
+        .iter()
+        .find(|l| l["episode"]["task_id"] == "frozen")
+        .unwrap();
     assert_eq!(frozen["steps"][0]["is_error"], true);
-    assert_eq!(frozen["steps"][0]["observation"]["error"]["code"], "guard_failed");
-    let agent = lines.iter().find(|l| l["episode"]["actor"]["kind"] == "agent").unwrap();
+    assert_eq!(
+        frozen["steps"][0]["observation"]["error"]["code"],
+        "guard_failed"
+    );
+    let agent = lines
+        .iter()
+        .find(|l| l["episode"]["actor"]["kind"] == "agent")
+        .unwrap();
     assert_eq!(agent["expert"], Value::Null);
     assert_eq!(agent["episode"]["actor"]["model"], "gpt-test");
 
@@ -227,18 +372,41 @@ fn native_export_has_everything_and_round_trips_to_the_byte() {
     let file = f.path("episodes.jsonl");
     std::fs::write(&file, &first).unwrap();
     let fresh = Store::open(f.path("fresh.sqlite")).unwrap();
-    let imported = export::import(&fresh, &String::from_utf8(first.clone()).unwrap(), "episodes.jsonl", &f.worlds()).unwrap();
+    let imported = export::import(
+        &fresh,
+        &String::from_utf8(first.clone()).unwrap(),
+        "episodes.jsonl",
+        &f.worlds(),
+    )
+    .unwrap();
     assert_eq!(imported.episodes, summary.episodes);
     assert_eq!(imported.experts_added, 2);
     assert_eq!(imported.reviews, 2);
     let (second, _) = export_bytes(&Source::Store(&fresh), None, &options(Format::Native));
-    assert_eq!(String::from_utf8(second).unwrap(), String::from_utf8(first.clone()).unwrap());
+    assert_eq!(
+        String::from_utf8(second).unwrap(),
+        String::from_utf8(first.clone()).unwrap()
+    );
 
     // The same through the CLI.
     let cli_store = f.path("cli.sqlite");
-    run_ok(bin().args(["import", "--store"]).arg(&cli_store).arg("--input").arg(&file).arg("--worlds").arg(f.worlds()));
+    run_ok(
+        bin()
+            .args(["import", "--store"])
+            .arg(&cli_store)
+            .arg("--input")
+            .arg(&file)
+            .arg("--worlds")
+            .arg(f.worlds()),
+    );
     let again = f.path("again.jsonl");
-    run_ok(bin().args(["export", "--format", "native", "--store"]).arg(&cli_store).arg("--output").arg(&again));
+    run_ok(
+        bin()
+            .args(["export", "--format", "native", "--store"])
+            .arg(&cli_store)
+            .arg("--output")
+            .arg(&again),
+    );
     assert_eq!(std::fs::read(&again).unwrap(), first);
 }
 
@@ -246,7 +414,11 @@ fn native_export_has_everything_and_round_trips_to_the_byte() {
 fn trl_rows_carry_policy_tools_rationale_and_columns() {
     let f = fixture();
     let worlds = world_set(&f);
-    let (bytes, summary) = export_bytes(&Source::Store(&f.store), Some(&worlds), &options(Format::Trl));
+    let (bytes, summary) = export_bytes(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &options(Format::Trl),
+    );
     let rows = rows(&bytes);
     assert_eq!(rows.len(), summary.episodes);
     let row = pay_back(&rows);
@@ -260,21 +432,54 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
     assert_eq!(row["reward"], Value::Null);
 
     let tools = row["tools"].as_array().unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"transfer") && names.contains(&"view_accounts"), "{names:?}");
-    let transfer = tools.iter().find(|t| t["function"]["name"] == "transfer").unwrap();
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"transfer") && names.contains(&"view_accounts"),
+        "{names:?}"
+    );
+    let transfer = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "transfer")
+        .unwrap();
     assert_eq!(transfer["type"], "function");
-    assert_eq!(transfer["function"]["description"], "Move money between two accounts.");
-    assert_eq!(transfer["function"]["parameters"]["required"], json!(["from_id", "to_id", "amount"]));
+    assert_eq!(
+        transfer["function"]["description"],
+        "Move money between two accounts."
+    );
+    assert_eq!(
+        transfer["function"]["parameters"]["required"],
+        json!(["from_id", "to_id", "amount"])
+    );
 
     let m = row["messages"].as_array().unwrap();
     let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap()).collect();
     // system, opening; view + result; transfer + result (the undone one is
     // left out); the message and the customer's reply.
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+            "user"
+        ]
+    );
     let system = m[0]["content"].as_str().unwrap();
-    assert!(system.contains("Task: Move 25 from Ada to Charles."), "{system}");
-    assert!(system.contains(f.mini.policy.trim()), "the policy is in the system message");
+    assert!(
+        system.contains("Task: Move 25 from Ada to Charles."),
+        "{system}"
+    );
+    assert!(
+        system.contains(f.mini.policy.trim()),
+        "the policy is in the system message"
+    );
     assert_eq!(m[1]["content"], "Hi, Ada here. Please send Charles 25.");
     assert_eq!(m[2]["content"], "Find Ada's account first.");
     assert_eq!(m[2]["reasoning_content"], "Find Ada's account first.");
@@ -284,11 +489,30 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
     );
     assert_eq!(m[3]["name"], "view_accounts");
     assert!(m[3]["content"].as_str().unwrap().contains("A-1"));
-    assert_eq!(m[4]["tool_calls"][0]["function"]["arguments"], json!({"from_id": "A-1", "to_id": "A-2", "amount": 25.0}));
-    assert!(m[5]["content"].as_str().unwrap().starts_with("Transfer TR-000001 of 25.0"));
-    assert_eq!(m[6], json!({"role": "assistant", "content": "Done: 25 sent to Charles."}));
+    assert_eq!(
+        m[4]["tool_calls"][0]["function"]["arguments"],
+        json!({"from_id": "A-1", "to_id": "A-2", "amount": 25.0})
+    );
+    assert!(m[5]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("Transfer TR-000001 of 25.0"));
+    assert_eq!(
+        m[6],
+        json!({"role": "assistant", "content": "Done: 25 sent to Charles."})
+    );
     assert_eq!(m[7], json!({"role": "user", "content": "Yes, go ahead."}));
-    assert_eq!(summary.steps, rows.iter().map(|r| r["messages"].as_array().unwrap().iter().filter(|x| x["role"] == "assistant").count()).sum::<usize>());
+    assert_eq!(
+        summary.steps,
+        rows.iter()
+            .map(|r| r["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|x| x["role"] == "assistant")
+                .count())
+            .sum::<usize>()
+    );
 
     // The error observation is the tool turn's text; the message's rationale
     // is its reasoning.
@@ -296,9 +520,25 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
     let fm = frozen["messages"].as_array().unwrap();
     assert_eq!(fm[3]["content"], "Error: Grace Hopper's account is frozen.");
     assert_eq!(fm[4]["reasoning_content"], "Guard refused.");
-    assert_eq!(fm[4]["content"], "Your account is frozen, so I cannot send it.");
-    assert_eq!(fm.len(), 5, "no user turn after a message nobody replied to");
-    assert_eq!(frozen["tools"].as_array().unwrap().iter().filter(|t| t["function"]["name"] == "close").count(), 0, "tools the task does not allow are left out");
+    assert_eq!(
+        fm[4]["content"],
+        "Your account is frozen, so I cannot send it."
+    );
+    assert_eq!(
+        fm.len(),
+        5,
+        "no user turn after a message nobody replied to"
+    );
+    assert_eq!(
+        frozen["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["function"]["name"] == "close")
+            .count(),
+        0,
+        "tools the task does not allow are left out"
+    );
 
     // With --include-retracted the undone transfer is back.
     let mut with = options(Format::Trl);
@@ -307,7 +547,10 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
     let rows = self::rows(&bytes);
     let m = pay_back(&rows)["messages"].as_array().unwrap();
     assert_eq!(m.len(), 10);
-    assert_eq!(m[4]["tool_calls"][0]["function"]["arguments"]["amount"], 250);
+    assert_eq!(
+        m[4]["tool_calls"][0]["function"]["arguments"]["amount"],
+        250
+    );
     assert_eq!(with_summary.steps, summary.steps + 1);
 }
 
@@ -315,17 +558,30 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
 fn openai_rows_use_string_arguments_and_matching_call_ids() {
     let f = fixture();
     let worlds = world_set(&f);
-    let (bytes, _) = export_bytes(&Source::Store(&f.store), Some(&worlds), &options(Format::OpenAi));
+    let (bytes, _) = export_bytes(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &options(Format::OpenAi),
+    );
     let rows = rows(&bytes);
     for row in &rows {
         let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["messages", "tools"], "OpenAI rows have no extra columns");
+        assert_eq!(
+            keys,
+            ["messages", "tools"],
+            "OpenAI rows have no extra columns"
+        );
         let m = row["messages"].as_array().unwrap();
         for (i, msg) in m.iter().enumerate() {
             if let Some(calls) = msg.get("tool_calls") {
                 let call = &calls[0];
                 assert_eq!(call["type"], "function");
-                let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().expect("arguments is a JSON string")).unwrap();
+                let args: Value = serde_json::from_str(
+                    call["function"]["arguments"]
+                        .as_str()
+                        .expect("arguments is a JSON string"),
+                )
+                .unwrap();
                 assert!(args.is_object());
                 assert_eq!(m[i + 1]["role"], "tool");
                 assert_eq!(m[i + 1]["tool_call_id"], call["id"]);
@@ -334,15 +590,24 @@ fn openai_rows_use_string_arguments_and_matching_call_ids() {
     }
     let row = rows
         .iter()
-        .find(|r| r["messages"][1]["content"] == "Hi, Ada here. Please send Charles 25." && r["messages"].as_array().unwrap().len() == 8)
+        .find(|r| {
+            r["messages"][1]["content"] == "Hi, Ada here. Please send Charles 25."
+                && r["messages"].as_array().unwrap().len() == 8
+        })
         .unwrap();
     let m = row["messages"].as_array().unwrap();
     assert_eq!(m[2]["content"], "Find Ada's account first.");
     assert_eq!(m[2]["tool_calls"][0]["id"], "call_0");
     // Step 1 was undone: the next call keeps its raw step index.
     assert_eq!(m[4]["tool_calls"][0]["id"], "call_2");
-    assert_eq!(m[4]["tool_calls"][0]["function"]["arguments"], r#"{"from_id":"A-1","to_id":"A-2","amount":25.0}"#);
-    assert_eq!(m[5], json!({"role": "tool", "tool_call_id": "call_2", "content": m[5]["content"]}));
+    assert_eq!(
+        m[4]["tool_calls"][0]["function"]["arguments"],
+        r#"{"from_id":"A-1","to_id":"A-2","amount":25.0}"#
+    );
+    assert_eq!(
+        m[5],
+        json!({"role": "tool", "tool_call_id": "call_2", "content": m[5]["content"]})
+    );
 
     let mut with = options(Format::OpenAi);
     with.include_retracted = true;
@@ -351,9 +616,17 @@ fn openai_rows_use_string_arguments_and_matching_call_ids() {
     let undone = rows
         .iter()
         .flat_map(|r| r["messages"].as_array().unwrap().iter())
-        .find(|m| m.pointer("/tool_calls/0/id") == Some(&json!("call_1")) && m.pointer("/tool_calls/0/function/arguments").and_then(Value::as_str).is_some_and(|a| a.contains("250")))
+        .find(|m| {
+            m.pointer("/tool_calls/0/id") == Some(&json!("call_1"))
+                && m.pointer("/tool_calls/0/function/arguments")
+                    .and_then(Value::as_str)
+                    .is_some_and(|a| a.contains("250"))
+        })
         .expect("the undone call is included");
-    assert_eq!(undone["weight"], 0, "an undone step is shown but not trained on");
+    assert_eq!(
+        undone["weight"], 0,
+        "an undone step is shown but not trained on"
+    );
 }
 
 fn sha256(path: &Path) -> String {
@@ -367,12 +640,19 @@ fn dataset_folder_has_chunks_checksums_card_and_is_reproducible() {
     let mut opts = options(Format::Folder);
     opts.rows_per_file = 4;
     let out = f.path("dataset");
-    let summary = export::export_to_path(&Source::Store(&f.store), Some(&worlds), &opts, &out, &|| {}).unwrap();
+    let summary =
+        export::export_to_path(&Source::Store(&f.store), Some(&worlds), &opts, &out, &|| {})
+            .unwrap();
     let episodes = 3 + f.desk.tasks.len(); // 12
     assert_eq!(summary.episodes, episodes);
-    let info: Value = serde_json::from_str(&std::fs::read_to_string(out.join("meta/info.json")).unwrap()).unwrap();
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta/info.json")).unwrap())
+            .unwrap();
     assert_eq!(info["format"], "understudy.dataset/1");
-    assert_eq!(info["exporter"], format!("understudy {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        info["exporter"],
+        format!("understudy {}", env!("CARGO_PKG_VERSION"))
+    );
     assert_eq!(info["counts"]["episodes"], episodes);
     assert_eq!(info["counts"]["steps"], summary.steps);
     let files = info["files"].as_array().unwrap();
@@ -382,43 +662,98 @@ fn dataset_folder_has_chunks_checksums_card_and_is_reproducible() {
         let rel = file["path"].as_str().unwrap();
         assert_eq!(rel, format!("data/train-{i:05}.jsonl"));
         assert_eq!(file["sha256"], sha256(&out.join(rel)), "checksum of {rel}");
-        let n = std::fs::read_to_string(out.join(rel)).unwrap().lines().count();
+        let n = std::fs::read_to_string(out.join(rel))
+            .unwrap()
+            .lines()
+            .count();
         assert_eq!(file["rows"], n);
         assert!(n <= 4);
         total += n;
     }
     assert_eq!(total, episodes);
-    let mini = info["worlds"].as_array().unwrap().iter().find(|w| w["id"] == "mini").unwrap();
+    let mini = info["worlds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["id"] == "mini")
+        .unwrap();
     assert_eq!(mini["version"], "1.0.0");
     assert_eq!(mini["content_hash"], json!(f.mini.content_hash));
     assert_eq!(mini["tasks"], json!(["frozen", "pay-back"]));
-    assert_eq!(info["tasks"].as_array().unwrap().len(), 2 + f.desk.tasks.len());
+    assert_eq!(
+        info["tasks"].as_array().unwrap().len(),
+        2 + f.desk.tasks.len()
+    );
 
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(card.starts_with("---\n"));
     let front = card.split("---\n").nth(1).unwrap();
-    for needle in ["configs:", "config_name: default", "path: data/train-*.jsonl", "- name: messages\n    list: json", "- name: reward\n    dtype: float64"] {
-        assert!(front.contains(needle), "front matter has {needle:?}:\n{front}");
+    for needle in [
+        "configs:",
+        "config_name: default",
+        "path: data/train-*.jsonl",
+        "- name: messages\n    list: json",
+        "- name: reward\n    dtype: float64",
+    ] {
+        assert!(
+            front.contains(needle),
+            "front matter has {needle:?}:\n{front}"
+        );
     }
-    assert!(card.contains(&f.desk.content_hash), "provenance names the world hashes");
+    assert!(
+        card.contains(&f.desk.content_hash),
+        "provenance names the world hashes"
+    );
 
     // Same episodes, same bytes; and re-exporting replaces the folder.
     let out2 = f.path("dataset2");
-    export::export_to_path(&Source::Store(&f.store), Some(&worlds), &opts, &out2, &|| {}).unwrap();
-    for rel in ["README.md", "meta/info.json", "data/train-00000.jsonl", "data/train-00002.jsonl"] {
-        assert_eq!(std::fs::read(out.join(rel)).unwrap(), std::fs::read(out2.join(rel)).unwrap(), "{rel}");
+    export::export_to_path(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &opts,
+        &out2,
+        &|| {},
+    )
+    .unwrap();
+    for rel in [
+        "README.md",
+        "meta/info.json",
+        "data/train-00000.jsonl",
+        "data/train-00002.jsonl",
+    ] {
+        assert_eq!(
+            std::fs::read(out.join(rel)).unwrap(),
+            std::fs::read(out2.join(rel)).unwrap(),
+            "{rel}"
+        );
     }
     opts.rows_per_file = 100;
     export::export_to_path(&Source::Store(&f.store), Some(&worlds), &opts, &out, &|| {}).unwrap();
-    assert!(!out.join("data/train-00001.jsonl").exists(), "the old chunks are gone");
+    assert!(
+        !out.join("data/train-00001.jsonl").exists(),
+        "the old chunks are gone"
+    );
 
     // A folder that is not ours is never replaced.
     let foreign = f.path("mine");
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("notes.txt"), "keep me").unwrap();
-    let err = export::export_to_path(&Source::Store(&f.store), Some(&worlds), &opts, &foreign, &|| {}).unwrap_err();
-    assert!(err.to_string().contains("not an Understudy dataset folder"), "{err}");
-    assert_eq!(std::fs::read_to_string(foreign.join("notes.txt")).unwrap(), "keep me");
+    let err = export::export_to_path(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &opts,
+        &foreign,
+        &|| {},
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("not an Understudy dataset folder"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "keep me"
+    );
 }
 
 /// Native lines with `created_at` rewritten, imported into a new store, so
@@ -426,7 +761,12 @@ fn dataset_folder_has_chunks_checksums_card_and_is_reproducible() {
 fn dated_store(f: &Fixture) -> (Store, Vec<Value>) {
     let (bytes, _) = export_bytes(&Source::Store(&f.store), None, &options(Format::Native));
     let mut lines = rows(&bytes);
-    let dates = ["2025-01-10T12:00:00.000Z", "2025-02-01T00:00:00.000Z", "2025-02-28T23:59:59.000Z", "2025-03-01T00:00:00.000+01:00"];
+    let dates = [
+        "2025-01-10T12:00:00.000Z",
+        "2025-02-01T00:00:00.000Z",
+        "2025-02-28T23:59:59.000Z",
+        "2025-03-01T00:00:00.000+01:00",
+    ];
     let mut text = String::new();
     for (i, l) in lines.iter_mut().enumerate() {
         l["episode"]["created_at"] = json!(dates[i % dates.len()]);
@@ -448,16 +788,26 @@ fn filters_by_world_task_status_expert_and_date() {
             ..options(Format::Native)
         };
         let (bytes, _) = export_bytes(&Source::Store(&store), None, &opts);
-        let ids: Vec<String> = rows(&bytes).iter().map(|r| r["episode"]["id"].as_str().unwrap().to_string()).collect();
+        let ids: Vec<String> = rows(&bytes)
+            .iter()
+            .map(|r| r["episode"]["id"].as_str().unwrap().to_string())
+            .collect();
         // The same filter on a native file gives the same episodes.
         let parsed: String = lines
             .iter()
             .map(|l| serde_json::to_string(l).unwrap())
             .collect::<Vec<_>>()
             .join("\n");
-        let bundles: Vec<_> = native::parse(&parsed, "x").unwrap().into_iter().map(|p| p.bundle).collect();
+        let bundles: Vec<_> = native::parse(&parsed, "x")
+            .unwrap()
+            .into_iter()
+            .map(|p| p.bundle)
+            .collect();
         let (bytes2, _) = export_bytes(&Source::Episodes(&bundles), None, &opts);
-        let ids2: Vec<String> = rows(&bytes2).iter().map(|r| r["episode"]["id"].as_str().unwrap().to_string()).collect();
+        let ids2: Vec<String> = rows(&bytes2)
+            .iter()
+            .map(|r| r["episode"]["id"].as_str().unwrap().to_string())
+            .collect();
         let mut a = ids.clone();
         let mut b = ids2;
         a.sort();
@@ -467,39 +817,148 @@ fn filters_by_world_task_status_expert_and_date() {
     };
     let all = 3 + f.desk.tasks.len();
     assert_eq!(count(Filter::default()), all);
-    assert_eq!(count(Filter { world: Some("mini".into()), ..Default::default() }), 3);
-    assert_eq!(count(Filter { world: Some("support-desk".into()), ..Default::default() }), f.desk.tasks.len());
-    assert_eq!(count(Filter { task: Some("pay-back".into()), ..Default::default() }), 2);
-    assert_eq!(count(Filter { status: Some(EpisodeStatus::Approved), ..Default::default() }), 1);
-    assert_eq!(count(Filter { status: Some(EpisodeStatus::Submitted), ..Default::default() }), f.desk.tasks.len());
-    assert_eq!(count(Filter { expert: Some(f.second_expert.clone()), ..Default::default() }), 1);
-    assert_eq!(count(Filter { expert: Some(f.expert.clone()), ..Default::default() }), 1 + f.desk.tasks.len());
-    assert_eq!(count(Filter { world: Some("mini".into()), task: Some("frozen".into()), status: Some(EpisodeStatus::Approved), ..Default::default() }), 0);
+    assert_eq!(
+        count(Filter {
+            world: Some("mini".into()),
+            ..Default::default()
+        }),
+        3
+    );
+    assert_eq!(
+        count(Filter {
+            world: Some("support-desk".into()),
+            ..Default::default()
+        }),
+        f.desk.tasks.len()
+    );
+    assert_eq!(
+        count(Filter {
+            task: Some("pay-back".into()),
+            ..Default::default()
+        }),
+        2
+    );
+    assert_eq!(
+        count(Filter {
+            status: Some(EpisodeStatus::Approved),
+            ..Default::default()
+        }),
+        1
+    );
+    assert_eq!(
+        count(Filter {
+            status: Some(EpisodeStatus::Submitted),
+            ..Default::default()
+        }),
+        f.desk.tasks.len()
+    );
+    assert_eq!(
+        count(Filter {
+            expert: Some(f.second_expert.clone()),
+            ..Default::default()
+        }),
+        1
+    );
+    assert_eq!(
+        count(Filter {
+            expert: Some(f.expert.clone()),
+            ..Default::default()
+        }),
+        1 + f.desk.tasks.len()
+    );
+    assert_eq!(
+        count(Filter {
+            world: Some("mini".into()),
+            task: Some("frozen".into()),
+            status: Some(EpisodeStatus::Approved),
+            ..Default::default()
+        }),
+        0
+    );
     // Dates cycle Jan 10, Feb 1, Feb 28 23:59:59, Feb 28 23:00 UTC (+01:00).
     let n = |i: usize| (0..all).filter(|k| k % 4 == i).count();
     let since = |s| Some(Filter::parse_time("--since", s, false).unwrap());
     let until = |s| Some(Filter::parse_time("--until", s, true).unwrap());
-    assert_eq!(count(Filter { since: since("2025-02-01"), ..Default::default() }), all - n(0));
-    assert_eq!(count(Filter { until: until("2025-01-31"), ..Default::default() }), n(0));
-    assert_eq!(count(Filter { since: since("2025-02-01"), until: until("2025-02-28"), ..Default::default() }), n(1) + n(2) + n(3), "a plain --until date includes that day; +01:00 is compared as an instant");
-    assert_eq!(count(Filter { since: since("2025-02-28T23:30:00Z"), ..Default::default() }), n(2));
-    assert_eq!(count(Filter { until: until("2025-02-01T00:00:00Z"), ..Default::default() }), n(0), "an RFC 3339 --until is exclusive");
+    assert_eq!(
+        count(Filter {
+            since: since("2025-02-01"),
+            ..Default::default()
+        }),
+        all - n(0)
+    );
+    assert_eq!(
+        count(Filter {
+            until: until("2025-01-31"),
+            ..Default::default()
+        }),
+        n(0)
+    );
+    assert_eq!(
+        count(Filter {
+            since: since("2025-02-01"),
+            until: until("2025-02-28"),
+            ..Default::default()
+        }),
+        n(1) + n(2) + n(3),
+        "a plain --until date includes that day; +01:00 is compared as an instant"
+    );
+    assert_eq!(
+        count(Filter {
+            since: since("2025-02-28T23:30:00Z"),
+            ..Default::default()
+        }),
+        n(2)
+    );
+    assert_eq!(
+        count(Filter {
+            until: until("2025-02-01T00:00:00Z"),
+            ..Default::default()
+        }),
+        n(0),
+        "an RFC 3339 --until is exclusive"
+    );
 
     // Bad filter values are named.
-    assert!(Filter::parse_time("--since", "last week", false).unwrap_err().to_string().contains("--since: `last week` is not a date"));
-    let e = Filter::parse_status("--status", "done").unwrap_err().to_string();
-    assert!(e.contains("`done` is not an episode status") && e.contains("approved"), "{e}");
+    assert!(Filter::parse_time("--since", "last week", false)
+        .unwrap_err()
+        .to_string()
+        .contains("--since: `last week` is not a date"));
+    let e = Filter::parse_status("--status", "done")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`done` is not an episode status") && e.contains("approved"),
+        "{e}"
+    );
 
     // The CLI applies the same filters.
     let (stdout, _) = run_ok(
-        bin().args(["export", "--format", "native", "--output", "-", "--world", "mini", "--task", "pay-back", "--expert"])
+        bin()
+            .args([
+                "export", "--format", "native", "--output", "-", "--world", "mini", "--task",
+                "pay-back", "--expert",
+            ])
             .arg(&f.expert)
             .arg("--store")
             .arg(f.store_path()),
     );
     assert_eq!(stdout.lines().count(), 1);
     let (stdout, _) = run_ok(
-        bin().args(["export", "--format", "native", "--output", "-", "--since", "2025-02-01", "--until", "2025-02-28", "--status", "submitted", "--store"])
+        bin()
+            .args([
+                "export",
+                "--format",
+                "native",
+                "--output",
+                "-",
+                "--since",
+                "2025-02-01",
+                "--until",
+                "2025-02-28",
+                "--status",
+                "submitted",
+                "--store",
+            ])
             .arg(f.path("dated.sqlite")),
     );
     let expected = lines
@@ -508,8 +967,17 @@ fn filters_by_world_task_status_expert_and_date() {
         .filter(|(i, l)| i % 4 != 0 && l["episode"]["status"] == "submitted")
         .count();
     assert_eq!(stdout.lines().count(), expected);
-    let err = run_err(bin().args(["export", "--format", "native", "--output", "-", "--status", "done", "--store"]).arg(f.store_path()));
-    assert!(err.contains("--status: `done` is not an episode status"), "{err}");
+    let err = run_err(
+        bin()
+            .args([
+                "export", "--format", "native", "--output", "-", "--status", "done", "--store",
+            ])
+            .arg(f.store_path()),
+    );
+    assert!(
+        err.contains("--status: `done` is not an episode status"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -518,34 +986,87 @@ fn training_exports_refuse_missing_worlds_and_warn_on_changed_ones() {
     // Only the mini world is available.
     let only_mini = f.path("only-mini");
     copy_dir(&f.worlds().join("mini"), &only_mini.join("mini"));
-    let ids = ["mini".to_string(), "support-desk".to_string()].into_iter().collect();
+    let ids = ["mini".to_string(), "support-desk".to_string()]
+        .into_iter()
+        .collect();
     let worlds = WorldSet::load(&only_mini, &ids).unwrap();
     let mut out = Vec::new();
-    let err = export::write_jsonl(&Source::Store(&f.store), Some(&worlds), &options(Format::Trl), &mut out, &|| {}).unwrap_err();
+    let err = export::write_jsonl(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &options(Format::Trl),
+        &mut out,
+        &|| {},
+    )
+    .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("world `support-desk` is not in") && msg.contains("`mini`"), "{msg}");
+    assert!(
+        msg.contains("world `support-desk` is not in") && msg.contains("`mini`"),
+        "{msg}"
+    );
     assert!(out.is_empty(), "nothing is written before the check");
     // Filtering to the mini world works with only the mini world.
     let mut opts = options(Format::Trl);
     opts.filter.world = Some("mini".into());
-    export::write_jsonl(&Source::Store(&f.store), Some(&worlds), &opts, &mut Vec::new(), &|| {}).unwrap();
+    export::write_jsonl(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &opts,
+        &mut Vec::new(),
+        &|| {},
+    )
+    .unwrap();
 
     // A changed world: exported, with one warning.
-    common::replace(&only_mini.join("mini"), "policy.md", "", "Changed policy.\n");
+    common::replace(
+        &only_mini.join("mini"),
+        "policy.md",
+        "",
+        "Changed policy.\n",
+    );
     let changed = WorldSet::load(&only_mini, &ids).unwrap();
     let (bytes, summary) = export_bytes(&Source::Store(&f.store), Some(&changed), &opts);
     assert_eq!(rows(&bytes).len(), 3);
     assert_eq!(summary.warnings.len(), 1, "{:?}", summary.warnings);
-    assert!(summary.warnings[0].contains("world `mini` has changed"), "{}", summary.warnings[0]);
+    assert!(
+        summary.warnings[0].contains("world `mini` has changed"),
+        "{}",
+        summary.warnings[0]
+    );
 
     // The CLI says the same.
-    let err = run_err(bin().args(["export", "--format", "trl", "--output"]).arg(f.path("x.jsonl")).arg("--store").arg(f.store_path()).arg("--worlds").arg(&only_mini));
+    let err = run_err(
+        bin()
+            .args(["export", "--format", "trl", "--output"])
+            .arg(f.path("x.jsonl"))
+            .arg("--store")
+            .arg(f.store_path())
+            .arg("--worlds")
+            .arg(&only_mini),
+    );
     assert!(err.contains("world `support-desk` is not in"), "{err}");
     assert!(!f.path("x.jsonl").exists(), "no partial output");
-    let (_, stderr) = run_ok(bin().args(["export", "--format", "openai", "--world", "mini", "--output"]).arg(f.path("y.jsonl")).arg("--store").arg(f.store_path()).arg("--worlds").arg(&only_mini));
-    assert!(stderr.contains("warning: world `mini` has changed"), "{stderr}");
+    let (_, stderr) = run_ok(
+        bin()
+            .args([
+                "export", "--format", "openai", "--world", "mini", "--output",
+            ])
+            .arg(f.path("y.jsonl"))
+            .arg("--store")
+            .arg(f.store_path())
+            .arg("--worlds")
+            .arg(&only_mini),
+    );
+    assert!(
+        stderr.contains("warning: world `mini` has changed"),
+        "{stderr}"
+    );
     // A missing store is not silently created.
-    let err = run_err(bin().args(["export", "--format", "native", "--output", "-", "--store"]).arg(f.path("nope.sqlite")));
+    let err = run_err(
+        bin()
+            .args(["export", "--format", "native", "--output", "-", "--store"])
+            .arg(f.path("nope.sqlite")),
+    );
     assert!(err.contains("there is no store at"), "{err}");
     assert!(!f.path("nope.sqlite").exists());
 }
@@ -574,15 +1095,15 @@ fn import_reports_every_bad_line_and_stores_nothing() {
     bad_action["episode"]["id"] = json!("ep-action");
     bad_action["steps"][0]["action"] = json!({"verb": "x"});
     let text = [
-        line(&good[6]),                 // 1: fine
-        "{not json".to_string(),        // 2
-        line(&wrong_version),           // 3
-        line(&unknown_world),           // 4
-        line(&unknown_task),            // 5
-        line(&good[6]),                 // 6: duplicate of line 1
-        line(&gap),                     // 7
-        line(&bad_status),              // 8
-        line(&bad_action),              // 9
+        line(&good[6]),          // 1: fine
+        "{not json".to_string(), // 2
+        line(&wrong_version),    // 3
+        line(&unknown_world),    // 4
+        line(&unknown_task),     // 5
+        line(&good[6]),          // 6: duplicate of line 1
+        line(&gap),              // 7
+        line(&bad_status),       // 8
+        line(&bad_action),       // 9
     ]
     .join("\n");
     let store = Store::open(f.path("target.sqlite")).unwrap();
@@ -603,13 +1124,24 @@ fn import_reports_every_bad_line_and_stores_nothing() {
     ];
     for (prefix, needle) in expect {
         assert!(
-            problems.iter().any(|p| p.starts_with(prefix) && p.contains(needle)),
+            problems
+                .iter()
+                .any(|p| p.starts_with(prefix) && p.contains(needle)),
             "{prefix} {needle}: {problems:#?}"
         );
     }
-    assert!(!problems.iter().any(|p| p.starts_with("line 1:")), "{problems:#?}");
-    assert!(store.episodes(&Default::default()).unwrap().is_empty(), "nothing was stored");
-    assert!(store.experts().unwrap().is_empty(), "no expert was stored either");
+    assert!(
+        !problems.iter().any(|p| p.starts_with("line 1:")),
+        "{problems:#?}"
+    );
+    assert!(
+        store.episodes(&Default::default()).unwrap().is_empty(),
+        "nothing was stored"
+    );
+    assert!(
+        store.experts().unwrap().is_empty(),
+        "no expert was stored either"
+    );
 
     // Episodes already in the store are refused, naming them.
     let err = export::import(&f.store, &line(&good[0]), "again.jsonl", &f.worlds()).unwrap_err();
@@ -620,7 +1152,15 @@ fn import_reports_every_bad_line_and_stores_nothing() {
     let bad = f.path("bad.jsonl");
     std::fs::write(&bad, &text).unwrap();
     let target = f.path("new-store.sqlite");
-    let err = run_err(bin().args(["import", "--store"]).arg(&target).arg("--input").arg(&bad).arg("--worlds").arg(f.worlds()));
+    let err = run_err(
+        bin()
+            .args(["import", "--store"])
+            .arg(&target)
+            .arg("--input")
+            .arg(&bad)
+            .arg("--worlds")
+            .arg(f.worlds()),
+    );
     assert!(err.contains("nothing was imported"), "{err}");
     assert!(err.contains("8 problem(s)"), "{err}");
     assert!(err.contains("line 9:"), "{err}");
@@ -637,10 +1177,14 @@ fn import_checks_consistency_inside_a_line() {
     ep["expert"]["id"] = json!("someone-else");
     ep["reviews"][0]["decision"] = json!("maybe");
     ep["extra"] = json!(1);
-    let err = native::parse(&serde_json::to_string(&ep).unwrap(), "x.jsonl").unwrap_err().to_string();
+    let err = native::parse(&serde_json::to_string(&ep).unwrap(), "x.jsonl")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unknown field `extra`"), "{err}");
     ep.as_object_mut().unwrap().remove("extra");
-    let err = native::parse(&serde_json::to_string(&ep).unwrap(), "x.jsonl").unwrap_err().to_string();
+    let err = native::parse(&serde_json::to_string(&ep).unwrap(), "x.jsonl")
+        .unwrap_err()
+        .to_string();
     for needle in [
         "steps[0].is_error is true but observation.ok is true",
         "steps[1].wall_at: `yesterday` is not an RFC 3339 time",
@@ -658,20 +1202,54 @@ fn import_checks_consistency_inside_a_line() {
 fn export_folder_for_python() {
     let f = fixture();
     let worlds = world_set(&f);
-    let target = std::env::var_os("UNDERSTUDY_EXPORT_DIR").map(PathBuf::from).unwrap_or_else(|| f.path("python"));
+    let target = std::env::var_os("UNDERSTUDY_EXPORT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| f.path("python"));
     std::fs::create_dir_all(&target).unwrap();
     // Small chunks, so the loader has to combine files whose rows use
     // different tools.
     let mut opts = options(Format::Folder);
     opts.rows_per_file = 5;
     let folder = target.join("dataset");
-    let s = export::export_to_path(&Source::Store(&f.store), Some(&worlds), &opts, &folder, &|| {}).unwrap();
+    let s = export::export_to_path(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &opts,
+        &folder,
+        &|| {},
+    )
+    .unwrap();
     let trl = target.join("trl.jsonl");
-    export::export_to_path(&Source::Store(&f.store), Some(&worlds), &options(Format::Trl), &trl, &|| {}).unwrap();
+    export::export_to_path(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &options(Format::Trl),
+        &trl,
+        &|| {},
+    )
+    .unwrap();
     let openai = target.join("openai.jsonl");
-    export::export_to_path(&Source::Store(&f.store), Some(&worlds), &options(Format::OpenAi), &openai, &|| {}).unwrap();
-    let expected = json!({"episodes": s.episodes, "steps": s.steps, "files": s.episodes.div_ceil(5)});
-    std::fs::write(target.join("expected.json"), serde_json::to_string_pretty(&expected).unwrap()).unwrap();
-    assert_eq!(std::fs::read_to_string(&trl).unwrap().lines().count(), s.episodes);
-    assert_eq!(std::fs::read_dir(folder.join("data")).unwrap().count(), s.episodes.div_ceil(5));
+    export::export_to_path(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &options(Format::OpenAi),
+        &openai,
+        &|| {},
+    )
+    .unwrap();
+    let expected =
+        json!({"episodes": s.episodes, "steps": s.steps, "files": s.episodes.div_ceil(5)});
+    std::fs::write(
+        target.join("expected.json"),
+        serde_json::to_string_pretty(&expected).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&trl).unwrap().lines().count(),
+        s.episodes
+    );
+    assert_eq!(
+        std::fs::read_dir(folder.join("data")).unwrap().count(),
+        s.episodes.div_ceil(5)
+    );
 }

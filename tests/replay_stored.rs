@@ -34,12 +34,38 @@ fn record() -> Recorded {
     let store_tmp = tempfile::tempdir().unwrap();
     let store_path = store_tmp.path().join("store.sqlite");
     let store = Arc::new(Store::open(&store_path).unwrap());
-    let mut rec = Recorder::start(store.clone(), world, "pay-back", Actor::Expert { id: "e1".into() }, 3).unwrap();
-    rec.step(Action::tool("view_accounts", json!({"search": "ada"})), None).unwrap();
-    rec.step(Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-2", "amount": 60})), None).unwrap();
+    let mut rec = Recorder::start(
+        store.clone(),
+        world,
+        "pay-back",
+        Actor::Expert { id: "e1".into() },
+        3,
+    )
+    .unwrap();
+    rec.step(
+        Action::tool("view_accounts", json!({"search": "ada"})),
+        None,
+    )
+    .unwrap();
+    rec.step(
+        Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 60}),
+        ),
+        None,
+    )
+    .unwrap();
     rec.undo().unwrap();
-    rec.step(Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-2", "amount": 25})), Some("as asked".into())).unwrap();
-    rec.step(Action::message("Done: 25 sent to Charles."), None).unwrap();
+    rec.step(
+        Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+        ),
+        Some("as asked".into()),
+    )
+    .unwrap();
+    rec.step(Action::message("Done: 25 sent to Charles."), None)
+        .unwrap();
     rec.submit(None).unwrap();
     Recorded {
         world_dir: world_tmp.path().to_path_buf(),
@@ -63,7 +89,11 @@ fn change_transfer(world_dir: &Path) {
 }
 
 fn replay_cli(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_understudy")).arg("replay").args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_understudy"))
+        .arg("replay")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn text(b: &[u8]) -> String {
@@ -99,15 +129,34 @@ fn a_changed_world_is_refused_unless_forced_then_the_divergence_is_reported() {
     let report = replay_stored(&world, &record, &steps, true).unwrap();
     assert!(report.world_changed);
     let d = report.divergence.expect("the changed tool diverges");
-    assert_eq!(d.step, 2, "raw index of the kept transfer (step 1 was undone)");
+    assert_eq!(
+        d.step, 2,
+        "raw index of the kept transfer (step 1 was undone)"
+    );
     assert_eq!(d.position, 1);
-    assert_eq!(d.action, Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-2", "amount": 25})));
-    assert_eq!(d.expected.text, "Transfer TR-000001 of 25.0 done at 2025-01-01T09:00:30Z.");
+    assert_eq!(
+        d.action,
+        Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 25})
+        )
+    );
+    assert_eq!(
+        d.expected.text,
+        "Transfer TR-000001 of 25.0 done at 2025-01-01T09:00:30Z."
+    );
     assert_eq!(d.actual.text, "Sent 25.0 (TR-000001).");
     let changes = serde_json::to_value(&d.changes).unwrap();
-    assert_eq!(changes["accounts"]["changed"]["A-1"]["balance"], json!(75.0), "the state so far");
+    assert_eq!(
+        changes["accounts"]["changed"]["A-1"]["balance"],
+        json!(75.0),
+        "the state so far"
+    );
     assert!(changes["transfers"]["added"]["TR-000001"].is_object());
-    assert_eq!(report.replayed_steps, 2, "replay stops at the first divergence");
+    assert_eq!(
+        report.replayed_steps, 2,
+        "replay stops at the first divergence"
+    );
 }
 
 #[test]
@@ -118,7 +167,9 @@ fn a_different_outcome_flag_is_a_divergence() {
     let world_dir = r.world_dir.clone();
     std::fs::write(
         world_dir.join("tools/transfer.toml"),
-        std::fs::read_to_string(world_dir.join("tools/transfer.toml")).unwrap().replacen("description", "ends_episode = true\ndescription", 1),
+        std::fs::read_to_string(world_dir.join("tools/transfer.toml"))
+            .unwrap()
+            .replacen("description", "ends_episode = true\ndescription", 1),
     )
     .unwrap();
     let world = Arc::new(World::load(&world_dir).unwrap());
@@ -138,25 +189,63 @@ fn cli_reports_the_step_and_both_observations_and_exits_non_zero() {
     let episode = std::ffi::OsStr::new(&r.episode);
 
     // Unchanged: exit 0, and it says so.
-    let out = replay_cli(&["--store".as_ref(), store, "--episode".as_ref(), episode, "--world".as_ref(), world]);
+    let out = replay_cli(&[
+        "--store".as_ref(),
+        store,
+        "--episode".as_ref(),
+        episode,
+        "--world".as_ref(),
+        world,
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("all 3 kept steps match the recording"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("all 3 kept steps match the recording"),
+        "{}",
+        text(&out.stdout)
+    );
 
     change_transfer(&r.world_dir);
     // Changed, not forced: refused with a clear message.
-    let out = replay_cli(&["--store".as_ref(), store, "--episode".as_ref(), episode, "--world".as_ref(), world]);
+    let out = replay_cli(&[
+        "--store".as_ref(),
+        store,
+        "--episode".as_ref(),
+        episode,
+        "--world".as_ref(),
+        world,
+    ]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains("has changed since episode") && err.contains("--force"), "{err}");
+    assert!(
+        err.contains("has changed since episode") && err.contains("--force"),
+        "{err}"
+    );
 
     // Forced: the divergence, named.
-    let out = replay_cli(&["--store".as_ref(), store, "--episode".as_ref(), episode, "--world".as_ref(), world, "--force".as_ref()]);
+    let out = replay_cli(&[
+        "--store".as_ref(),
+        store,
+        "--episode".as_ref(),
+        episode,
+        "--world".as_ref(),
+        world,
+        "--force".as_ref(),
+    ]);
     assert!(!out.status.success(), "a divergence exits non-zero");
     let report = text(&out.stdout);
     assert!(report.contains("DIVERGED at step 2"), "{report}");
-    assert!(report.contains("expected: Transfer TR-000001 of 25.0 done at 2025-01-01T09:00:30Z."), "{report}");
-    assert!(report.contains("actual:   Sent 25.0 (TR-000001)."), "{report}");
-    assert!(report.contains("\"balance\": 75.0"), "the state diff: {report}");
+    assert!(
+        report.contains("expected: Transfer TR-000001 of 25.0 done at 2025-01-01T09:00:30Z."),
+        "{report}"
+    );
+    assert!(
+        report.contains("actual:   Sent 25.0 (TR-000001)."),
+        "{report}"
+    );
+    assert!(
+        report.contains("\"balance\": 75.0"),
+        "the state diff: {report}"
+    );
     assert!(text(&out.stderr).contains("1 diverged"));
 
     // --json gives the same as data; --worlds finds the world by id.
@@ -172,34 +261,84 @@ fn cli_reports_the_step_and_both_observations_and_exits_non_zero() {
     assert!(!out.status.success());
     let line: Value = serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
     assert_eq!(line["divergence"]["step"], 2);
-    assert_eq!(line["divergence"]["expected"]["text"], "Transfer TR-000001 of 25.0 done at 2025-01-01T09:00:30Z.");
-    assert_eq!(line["divergence"]["actual"]["text"], "Sent 25.0 (TR-000001).");
+    assert_eq!(
+        line["divergence"]["expected"]["text"],
+        "Transfer TR-000001 of 25.0 done at 2025-01-01T09:00:30Z."
+    );
+    assert_eq!(
+        line["divergence"]["actual"]["text"],
+        "Sent 25.0 (TR-000001)."
+    );
 
     // An unknown episode is named.
-    let out = replay_cli(&["--store".as_ref(), store, "--episode".as_ref(), "nope".as_ref(), "--world".as_ref(), world]);
+    let out = replay_cli(&[
+        "--store".as_ref(),
+        store,
+        "--episode".as_ref(),
+        "nope".as_ref(),
+        "--world".as_ref(),
+        world,
+    ]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("episode nope not found"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("episode nope not found"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn cli_replays_a_native_export_file() {
     let r = record();
     let file = r.store_path.with_file_name("episodes.jsonl");
-    export::export_to_path(&Source::Store(&r.store), None, &ExportOptions { format: Format::Native, ..Default::default() }, &file, &|| {})
-        .unwrap();
-    let out = replay_cli(&["--input".as_ref(), file.as_os_str(), "--world".as_ref(), r.world_dir.as_os_str()]);
+    export::export_to_path(
+        &Source::Store(&r.store),
+        None,
+        &ExportOptions {
+            format: Format::Native,
+            ..Default::default()
+        },
+        &file,
+        &|| {},
+    )
+    .unwrap();
+    let out = replay_cli(&[
+        "--input".as_ref(),
+        file.as_os_str(),
+        "--world".as_ref(),
+        r.world_dir.as_os_str(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("all 3 kept steps match"));
 
     change_transfer(&r.world_dir);
-    let out = replay_cli(&["--input".as_ref(), file.as_os_str(), "--world".as_ref(), r.world_dir.as_os_str(), "--force".as_ref()]);
+    let out = replay_cli(&[
+        "--input".as_ref(),
+        file.as_os_str(),
+        "--world".as_ref(),
+        r.world_dir.as_os_str(),
+        "--force".as_ref(),
+    ]);
     assert!(!out.status.success());
-    assert!(text(&out.stdout).contains("DIVERGED at step 2"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("DIVERGED at step 2"),
+        "{}",
+        text(&out.stdout)
+    );
 
     // The batch interface is unchanged: an action list still replays.
     let actions = r.store_path.with_file_name("actions.jsonl");
-    std::fs::write(&actions, "{\"task_id\": \"pay-back\", \"actions\": [{\"message\": \"hi\"}]}\n").unwrap();
-    let out = replay_cli(&["--world".as_ref(), r.world_dir.as_os_str(), "--input".as_ref(), actions.as_os_str()]);
+    std::fs::write(
+        &actions,
+        "{\"task_id\": \"pay-back\", \"actions\": [{\"message\": \"hi\"}]}\n",
+    )
+    .unwrap();
+    let out = replay_cli(&[
+        "--world".as_ref(),
+        r.world_dir.as_os_str(),
+        "--input".as_ref(),
+        actions.as_os_str(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let line: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(line["observations"], json!(["Yes, go ahead."]));

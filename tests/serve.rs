@@ -50,8 +50,10 @@ fn a_task_runs_end_to_end_and_is_recorded_as_the_agents_trajectory() {
     let (status, end) = h.step(&id, json!({"submit": true}));
     assert_eq!(status, 200, "{end}");
     assert_eq!((end["done"].as_bool(), end["terminated"].as_bool(), end["truncated"].as_bool()), (Some(true), Some(true), Some(false)));
-    assert_eq!(end["reward"].as_f64(), Some(0.0));
-    assert_eq!(end["info"]["reward_source"], "none", "a 0 reward says where it came from");
+    // The reference solution earns the task's rubric score.
+    assert_eq!(end["info"]["reward_source"], "rubric", "{end}");
+    assert_eq!(end["reward"], end["info"]["score"]["value"]);
+    assert_eq!(end["reward"].as_f64(), Some(1.0), "{}", end["info"]["score"]);
     assert_eq!(end["info"]["status"], "submitted");
 
     let (status, after) = h.step(&id, json!({"message": "one more thing"}));
@@ -413,4 +415,51 @@ fn stdio_lines_get_one_response_each_with_the_id_echoed() {
     assert_eq!(lines[5]["result"]["terminated"], true);
     assert_eq!(lines[6]["result"]["status"], "submitted");
     assert_eq!(lines[6]["result"]["step_count"], 2);
+}
+
+#[test]
+fn the_final_reward_is_the_rubric_score_and_is_stored_with_the_trajectory() {
+    let h = Harness::start(config(), None);
+    let world = mini();
+    let id = h.reset(json!({"task_id": "pay-back", "model": "rubric-test"}))["episode_id"].as_str().unwrap().to_string();
+    for a in solution(&world, "pay-back") {
+        let (status, out) = h.step(&id, a);
+        assert_eq!((status, out["reward"].as_f64()), (200, Some(0.0)), "{out}");
+    }
+    let (_, end) = h.step(&id, json!({"submit": true}));
+    assert_eq!(end["info"]["reward_source"], "rubric", "{end}");
+    let score = &end["info"]["score"];
+    // `friendly` is judged and nobody has graded it: the reward is the
+    // lowest value still possible, 10 of 11 points.
+    assert_eq!(score["pending"], json!(["friendly"]));
+    assert_eq!(score["value"], Value::Null);
+    let reward = end["reward"].as_f64().unwrap();
+    assert!((reward - 10.0 / 11.0).abs() < 1e-9, "{reward}");
+    assert_eq!(score["range"][0].as_f64(), Some(reward));
+    assert_eq!(end["info"]["score_saved"], true);
+    let stored = h.store().latest_score(&id).unwrap().expect("the score is stored");
+    assert_eq!(stored.score.range[0], reward);
+    let (_, state) = h.get(&format!("/state?episode_id={id}"));
+    assert_eq!(state["reward"].as_f64(), Some(reward));
+
+    // A do-nothing agent fails the gate.
+    let id = h.reset(json!({"task_id": "pay-back"}))["episode_id"].as_str().unwrap().to_string();
+    let (_, end) = h.step(&id, json!({"submit": true}));
+    assert_eq!(end["reward"].as_f64(), Some(0.0));
+    assert!(end["info"]["score"]["failed_gates"].as_array().is_some_and(|g| !g.is_empty()), "{end}");
+}
+
+#[test]
+fn a_task_without_a_rubric_ends_with_reward_zero_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo().join("tests/worlds/mini"), dir.path());
+    std::fs::remove_dir_all(dir.path().join("rubrics")).unwrap();
+    let world = Arc::new(understudy::World::load(dir.path()).unwrap());
+    let h = Harness::with_worlds(vec![world], config(), None);
+    let id = h.reset(json!({"task_id": "pay-back"}))["episode_id"].as_str().unwrap().to_string();
+    let (_, end) = h.step(&id, json!({"tool": "close"}));
+    assert_eq!(end["terminated"], true);
+    assert_eq!(end["reward"].as_f64(), Some(0.0));
+    assert_eq!(end["info"]["reward_source"], "none", "a 0 reward says where it came from");
+    assert!(end["info"]["reward_note"].as_str().is_some_and(|n| n.contains("no rubric")), "{end}");
 }

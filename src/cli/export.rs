@@ -10,7 +10,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use understudy::export::{self, native, EpisodeBundle, ExportOptions, Filter, Format, Source, WorldSet};
+use understudy::export::{
+    self, native, EpisodeBundle, ExportOptions, Filter, Format, Source, WorldSet,
+};
 use understudy::store::Store;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -96,10 +98,22 @@ fn filter(args: &ExportArgs) -> anyhow::Result<Filter> {
     Ok(Filter {
         world: args.world.clone(),
         task: args.task.clone(),
-        status: args.status.as_deref().map(|s| Filter::parse_status("--status", s)).transpose()?,
+        status: args
+            .status
+            .as_deref()
+            .map(|s| Filter::parse_status("--status", s))
+            .transpose()?,
         expert: args.expert.clone(),
-        since: args.since.as_deref().map(|s| Filter::parse_time("--since", s, false)).transpose()?,
-        until: args.until.as_deref().map(|s| Filter::parse_time("--until", s, true)).transpose()?,
+        since: args
+            .since
+            .as_deref()
+            .map(|s| Filter::parse_time("--since", s, false))
+            .transpose()?,
+        until: args
+            .until
+            .as_deref()
+            .map(|s| Filter::parse_time("--until", s, true))
+            .transpose()?,
     })
 }
 
@@ -113,7 +127,8 @@ fn open_existing(path: &Path) -> anyhow::Result<Store> {
 }
 
 fn read_native(path: &Path) -> anyhow::Result<Vec<EpisodeBundle>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(native::parse(&text, &path.display().to_string())?
         .into_iter()
         .map(|p| p.bundle)
@@ -126,8 +141,10 @@ fn progress_bar(len: usize, what: &str) -> ProgressBar {
     }
     let bar = ProgressBar::new(len as u64);
     bar.set_style(
-        ProgressStyle::with_template(&format!("{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
 }
@@ -147,7 +164,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         format,
         filter: filter(&args)?,
         include_retracted: args.include_retracted,
-        rows_per_file: args.rows_per_file.unwrap_or(export::folder::DEFAULT_ROWS_PER_FILE),
+        rows_per_file: args
+            .rows_per_file
+            .unwrap_or(export::folder::DEFAULT_ROWS_PER_FILE),
     };
     let store;
     let loaded;
@@ -164,8 +183,11 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     };
     let selected = source.select(&options.filter)?;
     let worlds = if format.needs_worlds() {
-        let ids: BTreeSet<String> = selected.iter().map(|s| s.record().world_id.clone()).collect();
-        Some(WorldSet::load(&args.worlds, &ids).with_context(|| format!("loading worlds from {}", args.worlds.display()))?)
+        let ids: BTreeSet<String> = selected
+            .iter()
+            .map(|s| s.record().world_id.clone())
+            .collect();
+        Some(WorldSet::load(&args.worlds, &ids)?)
     } else {
         None
     };
@@ -181,11 +203,15 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         }
         let stdout = std::io::stdout();
         let mut lock = std::io::BufWriter::new(stdout.lock());
-        let s = export::write_jsonl(&source, worlds.as_ref(), &options, &mut lock, &|| bar.inc(1))?;
+        let s = export::write_jsonl(&source, worlds.as_ref(), &options, &mut lock, &|| {
+            bar.inc(1)
+        })?;
         lock.flush()?;
         s
     } else {
-        export::export_to_path(&source, worlds.as_ref(), &options, &args.output, &|| bar.inc(1))?
+        export::export_to_path(&source, worlds.as_ref(), &options, &args.output, &|| {
+            bar.inc(1)
+        })?
     };
     bar.finish_and_clear();
     for w in &summary.warnings {
@@ -195,17 +221,30 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         "exported {} episode(s), {} step(s) as {} to {}",
         summary.episodes,
         summary.steps,
-        args.format.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
-        if to_stdout { "standard output".to_string() } else { args.output.display().to_string() }
+        args.format
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default(),
+        if to_stdout {
+            "standard output".to_string()
+        } else {
+            args.output.display().to_string()
+        }
     );
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let text = std::fs::read_to_string(&args.input)
+        .with_context(|| format!("reading {}", args.input.display()))?;
     let existed = args.store.exists();
     let store = Store::open(&args.store)?;
-    let summary = match export::import(&store, &text, &args.input.display().to_string(), &args.worlds) {
+    let summary = match export::import(
+        &store,
+        &text,
+        &args.input.display().to_string(),
+        &args.worlds,
+    ) {
         Ok(s) => s,
         Err(e) => {
             // A rejected import into a new store leaves no empty store behind.

@@ -51,6 +51,21 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // `understudy ... | head` closes the pipe early; exit quietly as other
+    // Unix tools do instead of reporting a panic.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info);
+    }));
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("UNDERSTUDY_LOG"))
         .with_writer(std::io::stderr)

@@ -55,7 +55,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         || args.episode.is_some()
         || args.force
         || args.json
-        || args.input.as_deref().map(is_native_file).transpose()?.unwrap_or(false);
+        || args
+            .input
+            .as_deref()
+            .map(is_native_file)
+            .transpose()?
+            .unwrap_or(false);
     if stored {
         return run_stored(args);
     }
@@ -68,13 +73,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 /// Whether `path`'s first non-blank line is a native episode
 /// (`"format": "understudy.episode/…"`), i.e. stored mode.
 fn is_native_file(path: &Path) -> anyhow::Result<bool> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let Some(first) = text.lines().find(|l| !l.trim().is_empty()) else {
         return Ok(false);
     };
     Ok(serde_json::from_str::<serde_json::Value>(first)
         .ok()
-        .and_then(|v| v.get("format").and_then(|f| f.as_str()).map(|f| f.starts_with("understudy.episode/")))
+        .and_then(|v| {
+            v.get("format")
+                .and_then(|f| f.as_str())
+                .map(|f| f.starts_with("understudy.episode/"))
+        })
         .unwrap_or(false))
 }
 
@@ -84,15 +94,18 @@ fn progress_bar(len: usize) -> ProgressBar {
     }
     let bar = ProgressBar::new(len as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} replaying [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{spinner} replaying [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
 }
 
 fn run_batch(world: &Path, input: &Path, output: &Path) -> anyhow::Result<ExitCode> {
     let world = super::load_world(world)?;
-    let text = std::fs::read_to_string(input).with_context(|| format!("reading {}", input.display()))?;
+    let text =
+        std::fs::read_to_string(input).with_context(|| format!("reading {}", input.display()))?;
     let inputs = replay::parse_input(&text, &input.display().to_string())?;
     let bar = progress_bar(inputs.len());
     let outputs = replay::replay_all(&world, &inputs, &|| bar.inc(1))?;
@@ -103,7 +116,11 @@ fn run_batch(world: &Path, input: &Path, output: &Path) -> anyhow::Result<ExitCo
         buf.push(b'\n');
     }
     write_output(output, &buf)?;
-    eprintln!("replayed {} action lists in world {}", outputs.len(), world.meta.id);
+    eprintln!(
+        "replayed {} action lists in world {}",
+        outputs.len(),
+        world.meta.id
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -128,7 +145,9 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             }
             let store = Store::open(path)?;
             let records = match &args.episode {
-                Some(id) => vec![store.episode(id).with_context(|| format!("in {}", path.display()))?],
+                Some(id) => vec![store
+                    .episode(id)
+                    .with_context(|| format!("in {}", path.display()))?],
                 None => store.episodes(&Default::default())?,
             };
             records
@@ -144,7 +163,8 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                 .collect::<understudy::Result<_>>()?
         }
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
             native::parse(&text, &path.display().to_string())?
                 .into_iter()
                 .map(|p| p.bundle)
@@ -162,7 +182,7 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => WorldSet::single(super::load_world(dir)?),
         None => {
             let ids: BTreeSet<String> = bundles.iter().map(|b| b.record.world_id.clone()).collect();
-            WorldSet::load(&args.worlds, &ids).with_context(|| format!("loading worlds from {}", args.worlds.display()))?
+            WorldSet::load(&args.worlds, &ids)?
         }
     };
     // Every refusal (missing world, changed world) is reported before
@@ -192,7 +212,14 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if !refused.is_empty() {
-        anyhow::bail!("cannot replay:\n{}", refused.iter().map(|r| format!("  - {r}")).collect::<Vec<_>>().join("\n"));
+        anyhow::bail!(
+            "cannot replay:\n{}",
+            refused
+                .iter()
+                .map(|r| format!("  - {r}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
     let bar = progress_bar(jobs.len());
     let reports: Vec<StoredReplay> = jobs
@@ -222,7 +249,11 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         reports.len() - diverged,
         diverged
     );
-    Ok(if diverged == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if diverged == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// The human report for one episode.
@@ -232,7 +263,10 @@ fn render(r: &StoredReplay) -> String {
         s.push_str(" [world changed since recording; replayed with --force]");
     }
     let Some(d) = &r.divergence else {
-        s.push_str(&format!(": all {} kept steps match the recording\n", r.kept_steps));
+        s.push_str(&format!(
+            ": all {} kept steps match the recording\n",
+            r.kept_steps
+        ));
         return s;
     };
     s.push_str(&format!(
@@ -253,7 +287,10 @@ fn render(r: &StoredReplay) -> String {
         s.push_str(&format!("  also:     {o}\n"));
     }
     let changes = serde_json::to_string_pretty(&d.changes).unwrap_or_default();
-    s.push_str(&format!("  state so far (changes against the seed):\n{}\n", indent_all(&changes, "    ")));
+    s.push_str(&format!(
+        "  state so far (changes against the seed):\n{}\n",
+        indent_all(&changes, "    ")
+    ));
     s
 }
 
@@ -262,7 +299,10 @@ fn indent(text: &str) -> String {
 }
 
 fn indent_all(text: &str, pad: &str) -> String {
-    text.lines().map(|l| format!("{pad}{l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("{pad}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// One-line JSON for report fields.

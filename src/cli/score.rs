@@ -1,9 +1,188 @@
-//! `understudy score` (being written).
+//! `understudy score`: replay and score trajectories against their tasks'
+//! rubrics; write one JSON line per episode and a summary.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
-#[derive(clap::Args)]
-pub struct ScoreArgs {}
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use understudy::rubric::batch::{self, ScoredLine, Summary, Trajectory};
+use understudy::rubric::{JudgeCommand, RubricSet};
+use understudy::store::Store;
 
-pub fn run(_args: ScoreArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("score is not available yet")
+#[derive(Args)]
+pub struct ScoreArgs {
+    /// The world folder (rubrics are read from its `rubrics/`).
+    #[arg(long)]
+    world: PathBuf,
+    /// JSONL trajectories: native episode exports, `{task_id, actions}`, or
+    /// τ-bench `{task_index, actions: [{name, kwargs}]}` (with --task-prefix).
+    #[arg(long, conflicts_with = "actor")]
+    input: Option<PathBuf>,
+    /// Maps τ-bench `task_index` n to task `<prefix>n`, e.g. `train-`.
+    #[arg(long)]
+    task_prefix: Option<String>,
+    /// The store: with --actor, score its episodes; with --save, keep the scores.
+    #[arg(long)]
+    store: Option<PathBuf>,
+    /// Score the store's finished episodes of this actor (model name or expert id).
+    #[arg(long, requires = "store")]
+    actor: Option<String>,
+    /// Write the scores to the store (stored episodes only; all or nothing).
+    #[arg(long, requires = "store")]
+    save: bool,
+    /// Per-episode JSONL output (`-` for standard output, then the summary goes to standard error).
+    #[arg(long, default_value = "-")]
+    output: PathBuf,
+    /// Print the summary as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// External judge for judged criteria: a command reading JSON on stdin and
+    /// printing {"met": bool, "reason": ".."}.
+    #[arg(long)]
+    judge: Option<String>,
+    /// Seconds the judge may take per criterion.
+    #[arg(long, default_value_t = 60.0)]
+    judge_timeout: f64,
+    /// Seed of the bootstrap confidence interval.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
+    let world = super::load_world(&args.world)?;
+    let rubrics = RubricSet::load(&world)?;
+    let store = args.store.as_ref().map(Store::open).transpose()?;
+    let judge = match &args.judge {
+        Some(cmd) => {
+            if !(args.judge_timeout.is_finite() && args.judge_timeout > 0.0) {
+                anyhow::bail!("--judge-timeout must be a number of seconds greater than 0");
+            }
+            Some(JudgeCommand::parse(cmd, Duration::from_secs_f64(args.judge_timeout))?)
+        }
+        None => None,
+    };
+    let (trajectories, source): (Vec<Trajectory>, String) = match (&args.input, &args.actor, &store) {
+        (Some(path), None, _) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let source = path.display().to_string();
+            (batch::parse_jsonl(&text, &source, &world, args.task_prefix.as_deref())?, source)
+        }
+        (None, Some(actor), Some(store)) => {
+            let t = batch::from_store(store, &world, actor)?;
+            if t.is_empty() {
+                anyhow::bail!("the store has no finished episodes of `{actor}` in world {}", world.meta.id);
+            }
+            (t, format!("{} (actor {actor})", store.path().display()))
+        }
+        _ => anyhow::bail!("say what to score: --input FILE, or --store FILE --actor NAME"),
+    };
+    batch::check_rubrics(&trajectories, &rubrics, &source)?;
+    if args.save && trajectories.iter().any(|t| t.episode_id.is_none()) {
+        anyhow::bail!("--save keeps scores of stored episodes; some trajectories in {source} have no episode id");
+    }
+
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(trajectories.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} scoring [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let started = std::time::Instant::now();
+    let scores = batch::score_all(&world, &rubrics, &trajectories, judge.as_ref(), &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let elapsed = started.elapsed();
+
+    let mut buf = Vec::with_capacity(scores.len() * 1024);
+    for (t, s) in trajectories.iter().zip(&scores) {
+        serde_json::to_writer(&mut buf, &ScoredLine { line: t.line, score: s })?;
+        buf.push(b'\n');
+    }
+    let to_stdout = args.output.as_os_str() == "-";
+    if to_stdout {
+        std::io::stdout().write_all(&buf)?;
+    } else {
+        let tmp = args.output.with_extension("jsonl.partial");
+        std::fs::write(&tmp, &buf).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &args.output).with_context(|| format!("writing {}", args.output.display()))?;
+    }
+    if args.save {
+        if let Some(store) = &store {
+            store.save_scores(&scores)?;
+        }
+    }
+
+    let summary = batch::summarize(&scores, args.seed);
+    let text = if args.json {
+        serde_json::to_string_pretty(&summary)? + "\n"
+    } else {
+        render_summary(&summary, world.meta.id.as_str(), elapsed)
+    };
+    if to_stdout {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    for s in &scores {
+        for c in s.criteria.iter().filter(|c| c.met.is_none() && c.error.is_some()) {
+            eprintln!("warning: {} ({}): {}", s.episode_id.as_deref().unwrap_or(&s.task_id), c.id, c.error.as_deref().unwrap_or(""));
+        }
+    }
+    if args.save {
+        eprintln!("saved {} score(s) to {}", scores.len(), args.store.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+    }
+    Ok(if summary.judge_errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {
+    let mut out = String::new();
+    let f = |x: Option<f64>| x.map_or_else(|| "n/a".to_string(), |v| format!("{v:.3}"));
+    out.push_str(&format!(
+        "scored {} episode(s) of {world} in {:.2} s: {} with a value, {} pending a judgment\n",
+        s.episodes,
+        elapsed.as_secs_f64(),
+        s.scored,
+        s.pending
+    ));
+    out.push_str(&format!(
+        "mean {}  95% CI {}  (bootstrap, {} resamples, seed {})\n",
+        f(s.mean),
+        s.ci95.map_or("n/a".to_string(), |c| format!("[{:.3}, {:.3}]", c[0], c[1])),
+        s.bootstrap_resamples,
+        s.bootstrap_seed
+    ));
+    out.push_str(&format!("full marks {}\n", s.full_marks.map_or("n/a".to_string(), |v| format!("{:.1}%", v * 100.0))));
+    if s.pass_k.iter().any(|p| p.k > 1) {
+        let parts: Vec<String> = s.pass_k.iter().map(|p| format!("pass^{} {:.3} ({} tasks)", p.k, p.value, p.tasks)).collect();
+        out.push_str(&format!("{}\n", parts.join("  ")));
+    }
+    if s.check_errors > 0 {
+        out.push_str(&format!("{} episode(s) had a check that could not run (counted against them)\n", s.check_errors));
+    }
+    if s.judge_errors > 0 {
+        out.push_str(&format!("{} judged criterion/criteria could not be graded by the judge (left pending)\n", s.judge_errors));
+    }
+    let width = s.criteria.iter().map(|c| c.criterion_id.len()).max().unwrap_or(9).max(9);
+    out.push_str(&format!("\n{:width$}  {:>7}  {:>15}  {:>6}\n", "criterion", "points", "met/evaluated", "rate"));
+    const ROWS: usize = 25;
+    for c in s.criteria.iter().take(ROWS) {
+        out.push_str(&format!(
+            "{:width$}  {:>7}  {:>15}  {:>5.1}%\n",
+            c.criterion_id,
+            format!("{:+}", c.points),
+            format!("{}/{}", c.met, c.evaluated),
+            c.rate * 100.0
+        ));
+    }
+    if s.criteria.len() > ROWS {
+        out.push_str(&format!("… {} more (see --json)\n", s.criteria.len() - ROWS));
+    }
+    out
 }

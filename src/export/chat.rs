@@ -34,14 +34,25 @@ pub struct ToolCache {
 }
 
 /// The world and task of an episode, or a clear error.
-pub fn world_and_task<'w>(worlds: &'w WorldSet, b: &EpisodeBundle) -> Result<(&'w World, &'w TaskSpec)> {
+pub fn world_and_task<'w>(
+    worlds: &'w WorldSet,
+    b: &EpisodeBundle,
+) -> Result<(&'w World, &'w TaskSpec)> {
     let r = &b.record;
     let world = worlds.get(&r.world_id).ok_or_else(|| {
-        Error::Other(format!("episode {}: world `{}` is not in {}", r.id, r.world_id, worlds.dir().display()))
+        Error::Other(format!(
+            "episode {}: world `{}` is not in {}",
+            r.id,
+            r.world_id,
+            worlds.dir().display()
+        ))
     })?;
-    let task = world
-        .task(&r.task_id)
-        .ok_or_else(|| Error::Other(format!("episode {}: world `{}` has no task `{}`", r.id, r.world_id, r.task_id)))?;
+    let task = world.task(&r.task_id).ok_or_else(|| {
+        Error::Other(format!(
+            "episode {}: world `{}` has no task `{}`",
+            r.id, r.world_id, r.task_id
+        ))
+    })?;
     Ok((world, task))
 }
 
@@ -121,7 +132,12 @@ pub fn turns(b: &EpisodeBundle, include_retracted: bool) -> (Vec<Turn<'_>>, usiz
             }
         }
     }
-    if let Some(final_message) = b.record.final_message.as_deref().filter(|m| !m.trim().is_empty()) {
+    if let Some(final_message) = b
+        .record
+        .final_message
+        .as_deref()
+        .filter(|m| !m.trim().is_empty())
+    {
         if last_message != Some(final_message) {
             out.push(Turn::Say {
                 message: final_message,

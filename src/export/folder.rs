@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{ExportOptions, ExportSummary, Format, Source, WorldSet, EXPORTER};
+use super::{io_error, ExportOptions, ExportSummary, Format, Source, WorldSet, EXPORTER};
 use crate::error::{Error, Result};
 
 /// `meta/info.json`'s `format`.
@@ -58,7 +58,8 @@ impl Chunk {
     fn open(root: &Path, n: usize) -> Result<Chunk> {
         let rel = format!("data/train-{n:05}.jsonl");
         let path = root.join(&rel);
-        let file = File::create(&path).map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        let file =
+            File::create(&path).map_err(|e| io_error(format!("creating {}", path.display()), e))?;
         Ok(Chunk {
             path,
             rel,
@@ -72,7 +73,7 @@ impl Chunk {
     fn write(&mut self, line: &[u8]) -> Result<()> {
         self.writer
             .write_all(line)
-            .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
+            .map_err(|e| io_error(format!("writing {}", self.path.display()), e))?;
         self.hasher.update(line);
         self.rows += 1;
         self.bytes += line.len() as u64;
@@ -83,8 +84,9 @@ impl Chunk {
         let file = self
             .writer
             .into_inner()
-            .map_err(|e| Error::io(format!("writing {}", self.path.display()), e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
+            .map_err(|e| io_error(format!("writing {}", self.path.display()), e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| io_error(format!("writing {}", self.path.display()), e))?;
         Ok(FileInfo {
             path: self.rel,
             rows: self.rows,
@@ -118,14 +120,20 @@ pub fn write(
     if output.exists() {
         let old = output.with_file_name(format!(
             "{}.old-{}",
-            output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            output
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             std::process::id()
         ));
-        std::fs::rename(output, &old).map_err(|e| Error::io(format!("moving the old {} aside", output.display()), e))?;
-        std::fs::rename(&tmp, output).map_err(|e| Error::io(format!("writing {}", output.display()), e))?;
+        std::fs::rename(output, &old)
+            .map_err(|e| io_error(format!("moving the old {} aside", output.display()), e))?;
+        std::fs::rename(&tmp, output)
+            .map_err(|e| io_error(format!("writing {}", output.display()), e))?;
         let _ = std::fs::remove_dir_all(&old);
     } else {
-        std::fs::rename(&tmp, output).map_err(|e| Error::io(format!("writing {}", output.display()), e))?;
+        std::fs::rename(&tmp, output)
+            .map_err(|e| io_error(format!("writing {}", output.display()), e))?;
     }
     Ok(summary)
 }
@@ -144,7 +152,7 @@ fn check_replaceable(output: &Path) -> Result<()> {
         return refuse("exists and is not a folder");
     }
     let empty = std::fs::read_dir(output)
-        .map_err(|e| Error::io(format!("reading {}", output.display()), e))?
+        .map_err(|e| io_error(format!("reading {}", output.display()), e))?
         .next()
         .is_none();
     if empty {
@@ -153,7 +161,11 @@ fn check_replaceable(output: &Path) -> Result<()> {
     let info = std::fs::read_to_string(output.join("meta/info.json")).ok();
     let ours = info
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|v| v.get("format").and_then(|f| f.as_str()).is_some_and(|f| f.starts_with("understudy.dataset/")));
+        .is_some_and(|v| {
+            v.get("format")
+                .and_then(|f| f.as_str())
+                .is_some_and(|f| f.starts_with("understudy.dataset/"))
+        });
     if ours {
         Ok(())
     } else {
@@ -169,7 +181,8 @@ fn build(
     progress: &dyn Fn(),
 ) -> Result<ExportSummary> {
     for dir in ["data", "meta"] {
-        std::fs::create_dir_all(root.join(dir)).map_err(|e| Error::io(format!("creating {}", root.join(dir).display()), e))?;
+        std::fs::create_dir_all(root.join(dir))
+            .map_err(|e| io_error(format!("creating {}", root.join(dir).display()), e))?;
     }
     let per_file = options.rows_per_file.max(1);
     let mut files: Vec<FileInfo> = Vec::new();
@@ -190,14 +203,23 @@ fn build(
                 let next = Chunk::open(root, files.len() + 1)?;
                 files.push(std::mem::replace(&mut chunk, next).finish()?);
             }
-            *tasks.entry(record.world_id.clone()).or_default().entry(record.task_id.clone()).or_default() += 1;
-            recorded.entry(record.world_id.clone()).or_default().insert(record.world_hash.clone());
+            *tasks
+                .entry(record.world_id.clone())
+                .or_default()
+                .entry(record.task_id.clone())
+                .or_default() += 1;
+            recorded
+                .entry(record.world_id.clone())
+                .or_default()
+                .insert(record.world_hash.clone());
             chunk.write(line)
         },
         progress,
     )?;
     files.push(chunk.finish()?);
-    let worlds = worlds.ok_or_else(|| Error::Other("a dataset folder needs the episodes' worlds (--worlds)".into()))?;
+    let worlds = worlds.ok_or_else(|| {
+        Error::Other("a dataset folder needs the episodes' worlds (--worlds)".into())
+    })?;
     let world_info: Vec<serde_json::Value> = tasks
         .iter()
         .filter_map(|(id, task_counts)| {
@@ -214,7 +236,10 @@ fn build(
         .collect();
     let task_info: Vec<serde_json::Value> = tasks
         .iter()
-        .flat_map(|(w, ts)| ts.iter().map(move |(t, n)| json!({"world_id": w, "task_id": t, "episodes": n})))
+        .flat_map(|(w, ts)| {
+            ts.iter()
+                .map(move |(t, n)| json!({"world_id": w, "task_id": t, "episodes": n}))
+        })
         .collect();
     let f = &options.filter;
     let info = json!({
@@ -236,9 +261,13 @@ fn build(
         "tasks": task_info,
         "files": files,
     });
-    let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Other(format!("encoding meta/info.json: {e}")))?;
+    let text = serde_json::to_string_pretty(&info)
+        .map_err(|e| Error::Other(format!("encoding meta/info.json: {e}")))?;
     write_file(&root.join("meta/info.json"), &(text + "\n"))?;
-    write_file(&root.join("README.md"), &card(&summary, &world_info, &task_info, options))?;
+    write_file(
+        &root.join("README.md"),
+        &card(&summary, &world_info, &task_info, options),
+    )?;
     summary.files = std::iter::once(PathBuf::from("README.md"))
         .chain(std::iter::once(PathBuf::from("meta/info.json")))
         .chain(files.iter().map(|f| PathBuf::from(&f.path)))
@@ -247,7 +276,7 @@ fn build(
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    std::fs::write(path, text).map_err(|e| io_error(format!("writing {}", path.display()), e))
 }
 
 /// A JSON string is a valid YAML scalar, and quotes whatever a world's name
@@ -258,7 +287,12 @@ fn yaml_str(s: &str) -> String {
 
 /// The dataset card: YAML front matter for `datasets` and the Hub, then a
 /// human description with the provenance.
-fn card(summary: &ExportSummary, worlds: &[serde_json::Value], tasks: &[serde_json::Value], options: &ExportOptions) -> String {
+fn card(
+    summary: &ExportSummary,
+    worlds: &[serde_json::Value],
+    tasks: &[serde_json::Value],
+    options: &ExportOptions,
+) -> String {
     let names: Vec<String> = worlds
         .iter()
         .filter_map(|w| w.get("name").and_then(|n| n.as_str()).map(str::to_string))
@@ -311,7 +345,9 @@ and as `reasoning_content`. Tool turns hold the tool's text result; a customer's
         "\nUndone (retracted) steps are left out.\n"
     });
     s.push_str("\n## Provenance\n\n");
-    s.push_str(&format!("Exported by {EXPORTER}. Checksums of the data files are in `meta/info.json`.\n\n"));
+    s.push_str(&format!(
+        "Exported by {EXPORTER}. Checksums of the data files are in `meta/info.json`.\n\n"
+    ));
     s.push_str("| world | version | content hash | tasks |\n|---|---|---|---|\n");
     for w in worlds {
         let get = |k: &str| w.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();

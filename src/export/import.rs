@@ -33,7 +33,10 @@ pub struct ImportSummary {
 /// happened.
 pub fn import(store: &Store, text: &str, source: &str, worlds_dir: &Path) -> Result<ImportSummary> {
     let (parsed, problems) = native::parse_all(text);
-    let ids: BTreeSet<String> = parsed.iter().map(|p| p.bundle.record.world_id.clone()).collect();
+    let ids: BTreeSet<String> = parsed
+        .iter()
+        .map(|p| p.bundle.record.world_id.clone())
+        .collect();
     let worlds = WorldSet::load(worlds_dir, &ids)?;
     import_parsed(store, parsed, problems, source, &worlds)
 }
@@ -48,13 +51,20 @@ pub fn import_parsed(
     source: &str,
     worlds: &WorldSet,
 ) -> Result<ImportSummary> {
-    let check = worlds.check(parsed.iter().map(|p| (&p.bundle.record, format!("line {}", p.line))));
+    let check = worlds.check(
+        parsed
+            .iter()
+            .map(|p| (&p.bundle.record, format!("line {}", p.line))),
+    );
     problems.extend(check.problems.into_iter().map(|p| (line_of(&p), p)));
     for p in &parsed {
         match store.episode(&p.bundle.record.id) {
             Ok(_) => problems.push((
                 p.line,
-                format!("line {}: episode {} is already in the store", p.line, p.bundle.record.id),
+                format!(
+                    "line {}: episode {} is already in the store",
+                    p.line, p.bundle.record.id
+                ),
             )),
             Err(Error::NotFound(_)) => {}
             Err(e) => return Err(e),

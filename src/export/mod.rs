@@ -33,7 +33,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::store::{EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, StepRecord, Store};
+use crate::store::{
+    EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, StepRecord, Store,
+};
 
 pub use import::{import, ImportSummary};
 pub use worlds::WorldSet;
@@ -73,7 +75,9 @@ pub struct EpisodeBundle {
 impl EpisodeBundle {
     /// The steps a training example is made of.
     pub fn steps_for_training(&self, include_retracted: bool) -> impl Iterator<Item = &StepRecord> {
-        self.steps.iter().filter(move |s| include_retracted || !s.retracted)
+        self.steps
+            .iter()
+            .filter(move |s| include_retracted || !s.retracted)
     }
 }
 
@@ -110,7 +114,8 @@ impl Filter {
         if self.since.is_none() && self.until.is_none() {
             return true;
         }
-        let Ok(at) = DateTime::parse_from_rfc3339(&r.created_at).map(|t| t.with_timezone(&Utc)) else {
+        let Ok(at) = DateTime::parse_from_rfc3339(&r.created_at).map(|t| t.with_timezone(&Utc))
+        else {
             return false;
         };
         self.since.is_none_or(|s| at >= s) && self.until.is_none_or(|u| at < u)
@@ -125,7 +130,11 @@ impl Filter {
             return Ok(t.with_timezone(&Utc));
         }
         if let Ok(d) = NaiveDate::parse_from_str(value, "%Y-%m-%d") {
-            let day = if end_of_range { d.succ_opt().unwrap_or(d) } else { d };
+            let day = if end_of_range {
+                d.succ_opt().unwrap_or(d)
+            } else {
+                d
+            };
             if let Some(t) = day.and_hms_opt(0, 0, 0) {
                 return Ok(t.and_utc());
             }
@@ -161,7 +170,14 @@ impl Filter {
 }
 
 /// Every episode status, as written in files and on the command line.
-pub const STATUSES: [&str; 6] = ["in_progress", "paused", "submitted", "abandoned", "approved", "rejected"];
+pub const STATUSES: [&str; 6] = [
+    "in_progress",
+    "paused",
+    "submitted",
+    "abandoned",
+    "approved",
+    "rejected",
+];
 
 /// How to export.
 #[derive(Debug, Clone)]
@@ -196,7 +212,7 @@ pub enum Source<'a> {
 /// An episode picked by the filter; a stored one is loaded only when it is
 /// written, so exporting a large store never holds it all in memory.
 pub enum Selected<'a> {
-    Stored(EpisodeRecord),
+    Stored(Box<EpisodeRecord>),
     Loaded(&'a EpisodeBundle),
 }
 
@@ -217,11 +233,13 @@ impl<'a> Source<'a> {
                 .episodes(&filter.store_filter())?
                 .into_iter()
                 .filter(|r| filter.matches(r))
-                .map(Selected::Stored)
+                .map(|r| Selected::Stored(Box::new(r)))
                 .collect()),
-            Source::Episodes(list) => {
-                Ok(list.iter().filter(|b| filter.matches(&b.record)).map(Selected::Loaded).collect())
-            }
+            Source::Episodes(list) => Ok(list
+                .iter()
+                .filter(|b| filter.matches(&b.record))
+                .map(Selected::Loaded)
+                .collect()),
         }
     }
 
@@ -252,7 +270,9 @@ impl<'a> Loader<'a> {
         let (store, record) = match (selected, self.store) {
             (Selected::Loaded(b), _) => return Ok(Cow::Borrowed(*b)),
             (Selected::Stored(r), Some(s)) => (s, r),
-            (Selected::Stored(r), None) => return Err(Error::NotFound(format!("episode {}", r.id))),
+            (Selected::Stored(r), None) => {
+                return Err(Error::NotFound(format!("episode {}", r.id)))
+            }
         };
         let expert = match &record.actor {
             crate::store::Actor::Expert { id } => match self.experts.get(id) {
@@ -270,7 +290,7 @@ impl<'a> Loader<'a> {
             crate::store::Actor::Agent { .. } => None,
         };
         Ok(Cow::Owned(EpisodeBundle {
-            record: record.clone(),
+            record: EpisodeRecord::clone(record),
             expert,
             steps: store.steps(&record.id)?,
             reviews: store.reviews(&record.id)?,
@@ -280,12 +300,13 @@ impl<'a> Loader<'a> {
 
 /// The reward column of the training formats.
 ///
-/// Rewards come from rubric scores, which live in a `scores` table that the
-/// scoring work adds to the store. Until that table exists every reward is
-/// `None` (null in the files), so datasets exported today already have the
-/// column and only its values change once episodes are scored. The scoring
-/// engineer replaces this body: read the episode's latest overall score
-/// from `scores` when the table exists, `None` otherwise.
+/// Rewards come from rubric scores, which the scoring work keeps in the
+/// store's `scores` table (see `Store::latest_score`). Until this hook is
+/// wired to them every reward is `None` (null in the files), so datasets
+/// exported today already have the column and only its values change once
+/// episodes are scored. The scoring engineer owns the body: the episode's
+/// current score as a number (deciding how pending judgments and the
+/// rubric's range map to a reward), `None` when it has not been scored.
 pub fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
     let _ = (store, episode_id);
     None
@@ -316,10 +337,17 @@ pub fn write_jsonl(
     out: &mut dyn Write,
     progress: &dyn Fn(),
 ) -> Result<ExportSummary> {
-    let summary = write_rows(source, worlds, options, &mut |line, _| {
-        out.write_all(line).map_err(|e| Error::io("writing the export", e))
-    }, progress)?;
-    out.flush().map_err(|e| Error::io("writing the export", e))?;
+    let summary = write_rows(
+        source,
+        worlds,
+        options,
+        &mut |line, _| {
+            out.write_all(line)
+                .map_err(|e| io_error("writing the export", e))
+        },
+        progress,
+    )?;
+    out.flush().map_err(|e| io_error("writing the export", e))?;
     Ok(summary)
 }
 
@@ -344,10 +372,25 @@ fn write_rows(
         summary.steps += match options.format {
             Format::Native => native::write_line(&bundle, &mut line)?,
             Format::Trl | Format::Folder => {
-                let reward = source.store().and_then(|s| reward_for(s, &bundle.record.id));
-                trl::write_row(&bundle, worlds_for(worlds)?, &mut tools, reward, options.include_retracted, &mut line)?
+                let reward = source
+                    .store()
+                    .and_then(|s| reward_for(s, &bundle.record.id));
+                trl::write_row(
+                    &bundle,
+                    worlds_for(worlds)?,
+                    &mut tools,
+                    reward,
+                    options.include_retracted,
+                    &mut line,
+                )?
             }
-            Format::OpenAi => openai::write_row(&bundle, worlds_for(worlds)?, &mut tools, options.include_retracted, &mut line)?,
+            Format::OpenAi => openai::write_row(
+                &bundle,
+                worlds_for(worlds)?,
+                &mut tools,
+                options.include_retracted,
+                &mut line,
+            )?,
         };
         line.push(b'\n');
         sink(&line, &bundle.record)?;
@@ -358,7 +401,9 @@ fn write_rows(
 }
 
 fn worlds_for(worlds: Option<&WorldSet>) -> Result<&WorldSet> {
-    worlds.ok_or_else(|| Error::Other("this export format needs the episodes' worlds (--worlds)".into()))
+    worlds.ok_or_else(|| {
+        Error::Other("this export format needs the episodes' worlds (--worlds)".into())
+    })
 }
 
 /// Refuses episodes whose world or task is missing; warns once per world
@@ -373,13 +418,22 @@ fn prepare_worlds<'w>(
         return Ok(worlds);
     }
     let set = worlds_for(worlds)?;
-    let check = set.check(selected.iter().map(|s| (s.record(), format!("episode {}", s.record().id))));
+    let check = set.check(
+        selected
+            .iter()
+            .map(|s| (s.record(), format!("episode {}", s.record().id))),
+    );
     if !check.problems.is_empty() {
         return Err(Error::Other(format!(
             "cannot export {} episode(s) whose world or task is missing (in {}):\n{}",
             check.problems.len(),
             set.dir().display(),
-            check.problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n")
+            check
+                .problems
+                .iter()
+                .map(|p| format!("  - {p}"))
+                .collect::<Vec<_>>()
+                .join("\n")
         )));
     }
     summary.warnings.extend(check.warnings);
@@ -399,19 +453,21 @@ pub fn export_to_path(
         return folder::write(source, worlds, options, output, progress);
     }
     let tmp = partial_path(output);
-    let file = std::fs::File::create(&tmp).map_err(|e| Error::io(format!("creating {}", tmp.display()), e))?;
+    let file = std::fs::File::create(&tmp)
+        .map_err(|e| io_error(format!("cannot write {}", output.display()), e))?;
     let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
     let result = write_jsonl(source, worlds, options, &mut writer, progress).and_then(|s| {
         writer
             .into_inner()
-            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e.into_error()))?
+            .map_err(|e| io_error(format!("writing {}", output.display()), e.into_error()))?
             .sync_all()
-            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+            .map_err(|e| io_error(format!("writing {}", output.display()), e))?;
         Ok(s)
     });
     match result {
         Ok(mut summary) => {
-            std::fs::rename(&tmp, output).map_err(|e| Error::io(format!("writing {}", output.display()), e))?;
+            std::fs::rename(&tmp, output)
+                .map_err(|e| io_error(format!("writing {}", output.display()), e))?;
             summary.files.push(output.to_path_buf());
             Ok(summary)
         }
@@ -422,10 +478,18 @@ pub fn export_to_path(
     }
 }
 
+/// An I/O failure as one message. (`Error::Io` keeps the cause as a
+/// source, which the CLI would print twice.)
+pub(crate) fn io_error(context: impl std::fmt::Display, e: std::io::Error) -> Error {
+    Error::Other(format!("{context}: {e}"))
+}
+
 /// A sibling of `path` to write into before renaming.
 fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(format!(".partial-{}", std::process::id()));
     path.with_file_name(name)
 }
-

@@ -142,7 +142,8 @@ pub fn write_line(b: &EpisodeBundle, out: &mut Vec<u8>) -> Result<usize> {
             })
             .collect(),
     };
-    serde_json::to_writer(&mut *out, &line).map_err(|e| Error::Other(format!("encoding episode {}: {e}", r.id)))?;
+    serde_json::to_writer(&mut *out, &line)
+        .map_err(|e| Error::Other(format!("encoding episode {}: {e}", r.id)))?;
     Ok(b.steps.len())
 }
 
@@ -268,20 +269,32 @@ pub fn parse_all(text: &str) -> (Vec<ParsedEpisode>, Vec<(usize, String)>) {
         match parse_line(raw) {
             Ok(bundle) => {
                 if !seen.insert(bundle.record.id.clone()) {
-                    problems.push((line, format!("line {line}: episode id {} appears more than once in the file", bundle.record.id)));
+                    problems.push((
+                        line,
+                        format!(
+                            "line {line}: episode id {} appears more than once in the file",
+                            bundle.record.id
+                        ),
+                    ));
                 }
                 out.push(ParsedEpisode { line, bundle });
             }
-            Err(list) => problems.extend(list.into_iter().map(|p| (line, format!("line {line}: {p}")))),
+            Err(list) => problems.extend(
+                list.into_iter()
+                    .map(|p| (line, format!("line {line}: {p}"))),
+            ),
         }
     }
     (out, problems)
 }
 
 fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
-    let value: Value = serde_json::from_str(raw).map_err(|e| vec![format!("not valid JSON: {e}")])?;
+    let value: Value =
+        serde_json::from_str(raw).map_err(|e| vec![format!("not valid JSON: {e}")])?;
     let Some(obj) = value.as_object() else {
-        return Err(vec![format!("expected a JSON object with \"format\": \"{FORMAT}\"")]);
+        return Err(vec![format!(
+            "expected a JSON object with \"format\": \"{FORMAT}\""
+        )]);
     };
     match obj.get("format") {
         Some(Value::String(f)) if f == FORMAT => {}
@@ -297,10 +310,15 @@ fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
             )])
         }
     }
-    let line: LineIn = serde_json::from_value(value).map_err(|e| vec![format!("does not match the {FORMAT} schema: {e}")])?;
+    let line: LineIn = serde_json::from_value(value)
+        .map_err(|e| vec![format!("does not match the {FORMAT} schema: {e}")])?;
     let mut problems = Vec::new();
     let h = line.episode;
-    for (field, v) in [("episode.id", &h.id), ("episode.world_id", &h.world_id), ("episode.task_id", &h.task_id)] {
+    for (field, v) in [
+        ("episode.id", &h.id),
+        ("episode.world_id", &h.world_id),
+        ("episode.task_id", &h.task_id),
+    ] {
         if v.trim().is_empty() {
             problems.push(format!("{field} is empty"));
         }
@@ -319,7 +337,11 @@ fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
     }
     check_time(&mut problems, "episode.created_at", Some(&h.created_at));
     check_time(&mut problems, "episode.updated_at", Some(&h.updated_at));
-    check_time(&mut problems, "episode.submitted_at", h.submitted_at.as_deref());
+    check_time(
+        &mut problems,
+        "episode.submitted_at",
+        h.submitted_at.as_deref(),
+    );
     if h.active_ms < 0 {
         problems.push("episode.active_ms is negative".into());
     }
@@ -339,9 +361,14 @@ fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
     });
     match (&actor, &expert) {
         (Ok(Actor::Expert { id }), Some(x)) if &x.id != id => {
-            problems.push(format!("expert.id `{}` is not the episode's actor `{id}`", x.id));
+            problems.push(format!(
+                "expert.id `{}` is not the episode's actor `{id}`",
+                x.id
+            ));
         }
-        (Ok(Actor::Agent { .. }), Some(_)) => problems.push("an agent's episode has no expert profile; `expert` must be null".into()),
+        (Ok(Actor::Agent { .. }), Some(_)) => {
+            problems.push("an agent's episode has no expert profile; `expert` must be null".into())
+        }
         _ => {}
     }
     let mut steps = Vec::with_capacity(line.steps.len());
@@ -353,16 +380,27 @@ fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
                 s.idx
             ));
         }
-        let action = Action::from_json(&s.action).map_err(|e| problems.push(format!("{at}.action: {e}")));
-        let observation = serde_json::from_value::<Observation>(s.observation)
-            .map_err(|e| problems.push(format!("{at}.observation: expected {{\"ok\", \"text\", \"content\"?, \"error\"?}}: {e}")));
+        let action =
+            Action::from_json(&s.action).map_err(|e| problems.push(format!("{at}.action: {e}")));
+        let observation = serde_json::from_value::<Observation>(s.observation).map_err(|e| {
+            problems.push(format!(
+                "{at}.observation: expected {{\"ok\", \"text\", \"content\"?, \"error\"?}}: {e}"
+            ))
+        });
         if let (Ok(o), Some(flag)) = (&observation, s.is_error) {
             if flag == o.ok {
-                problems.push(format!("{at}.is_error is {flag} but observation.ok is {}", o.ok));
+                problems.push(format!(
+                    "{at}.is_error is {flag} but observation.ok is {}",
+                    o.ok
+                ));
             }
         }
         check_time(&mut problems, &format!("{at}.wall_at"), Some(&s.wall_at));
-        check_time(&mut problems, &format!("{at}.retracted_at"), s.retracted_at.as_deref());
+        check_time(
+            &mut problems,
+            &format!("{at}.retracted_at"),
+            s.retracted_at.as_deref(),
+        );
         if let (Ok(action), Ok(observation)) = (action, observation) {
             steps.push(StepRecord {
                 idx: s.idx,
@@ -385,7 +423,9 @@ fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
             "approve" => Some(Decision::Approve),
             "reject" => Some(Decision::Reject),
             other => {
-                problems.push(format!("reviews[{i}].decision `{other}` is not a decision; expected approve or reject"));
+                problems.push(format!(
+                    "reviews[{i}].decision `{other}` is not a decision; expected approve or reject"
+                ));
                 None
             }
         };
@@ -427,7 +467,12 @@ fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
 }
 
 fn parse_actor(v: &Value) -> std::result::Result<Actor, String> {
-    let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_string);
+    let text = |key: &str| {
+        v.get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+    };
     match v.get("kind").and_then(Value::as_str) {
         Some("expert") => text("id")
             .map(|id| Actor::Expert { id })
@@ -435,14 +480,19 @@ fn parse_actor(v: &Value) -> std::result::Result<Actor, String> {
         Some("agent") => text("model")
             .map(|model| Actor::Agent { model })
             .ok_or_else(|| "an agent actor needs a non-empty `model`".to_string()),
-        _ => Err("expected {\"kind\": \"expert\", \"id\": ..} or {\"kind\": \"agent\", \"model\": ..}".into()),
+        _ => Err(
+            "expected {\"kind\": \"expert\", \"id\": ..} or {\"kind\": \"agent\", \"model\": ..}"
+                .into(),
+        ),
     }
 }
 
 fn check_time(problems: &mut Vec<String>, field: &str, value: Option<&str>) {
     if let Some(v) = value {
         if chrono::DateTime::parse_from_rfc3339(v).is_err() {
-            problems.push(format!("{field}: `{v}` is not an RFC 3339 time such as 2025-03-04T09:00:00.000Z"));
+            problems.push(format!(
+                "{field}: `{v}` is not an RFC 3339 time such as 2025-03-04T09:00:00.000Z"
+            ));
         }
     }
 }

@@ -90,14 +90,18 @@ pub fn write_row(
                 result,
                 retracted,
             } => {
-                let arguments = serde_json::to_string(args)
-                    .map_err(|e| Error::Other(format!("encoding episode {} step {idx}: {e}", b.record.id)))?;
+                let arguments = serde_json::to_string(args).map_err(|e| {
+                    Error::Other(format!("encoding episode {} step {idx}: {e}", b.record.id))
+                })?;
                 messages.push(Message::Assistant {
                     content: *rationale,
                     tool_calls: Some([ToolCall {
                         id: call_id(*idx),
                         kind: "function",
-                        function: Function { name: tool, arguments },
+                        function: Function {
+                            name: tool,
+                            arguments,
+                        },
                     }]),
                     weight: weight(*retracted),
                 });

@@ -79,27 +79,44 @@ struct Row<'a> {
 }
 
 /// The conversation of one episode, TRL-style.
-pub(crate) fn messages<'a>(system: &'a str, opening: &'a str, turns: &'a [Turn<'a>]) -> Vec<Message<'a>> {
+pub(crate) fn messages<'a>(
+    system: &'a str,
+    opening: &'a str,
+    turns: &'a [Turn<'a>],
+) -> Vec<Message<'a>> {
     let mut out = Vec::with_capacity(2 + turns.len() * 2);
     out.push(Message::System { content: system });
     out.push(Message::User { content: opening });
     for t in turns {
         match t {
             Turn::Call {
-                tool, args, rationale, result, ..
+                tool,
+                args,
+                rationale,
+                result,
+                ..
             } => {
                 out.push(Message::Assistant {
                     content: rationale.unwrap_or(""),
                     reasoning_content: *rationale,
                     tool_calls: Some([ToolCall {
                         kind: "function",
-                        function: Function { name: tool, arguments: args },
+                        function: Function {
+                            name: tool,
+                            arguments: args,
+                        },
                     }]),
                 });
-                out.push(Message::Tool { name: tool, content: result });
+                out.push(Message::Tool {
+                    name: tool,
+                    content: result,
+                });
             }
             Turn::Say {
-                message, rationale, reply, ..
+                message,
+                rationale,
+                reply,
+                ..
             } => {
                 out.push(Message::Assistant {
                     content: message,
@@ -140,7 +157,8 @@ pub fn write_row(
         status: r.status.as_str(),
         reward,
     };
-    serde_json::to_writer(&mut *out, &row).map_err(|e| Error::Other(format!("encoding episode {}: {e}", r.id)))?;
+    serde_json::to_writer(&mut *out, &row)
+        .map_err(|e| Error::Other(format!("encoding episode {}: {e}", r.id)))?;
     Ok(steps)
 }
 

@@ -49,7 +49,8 @@ impl WorldSet {
     /// does not load is an error, with its problems.
     pub fn load(dir: &Path, ids: &BTreeSet<String>) -> Result<WorldSet> {
         let candidates = candidates(dir)?;
-        let available: BTreeSet<String> = candidates.iter().filter_map(|(id, _)| id.clone()).collect();
+        let available: BTreeSet<String> =
+            candidates.iter().filter_map(|(id, _)| id.clone()).collect();
         let mut worlds = BTreeMap::new();
         for want in ids {
             // A folder whose world.toml did not parse but is named after the
@@ -59,9 +60,9 @@ impl WorldSet {
                 .iter()
                 .find(|(id, _)| id.as_deref() == Some(want.as_str()))
                 .or_else(|| {
-                    candidates
-                        .iter()
-                        .find(|(id, p)| id.is_none() && p.file_name().is_some_and(|n| n == want.as_str()))
+                    candidates.iter().find(|(id, p)| {
+                        id.is_none() && p.file_name().is_some_and(|n| n == want.as_str())
+                    })
                 })
                 .map(|(_, p)| p.clone());
             if let Some(path) = path {
@@ -88,7 +89,10 @@ impl WorldSet {
 
     /// Checks that each episode's world and task exist. `items` pairs each
     /// record with how to name it in a message (an episode id, a line).
-    pub fn check<'r>(&self, items: impl IntoIterator<Item = (&'r EpisodeRecord, String)>) -> WorldCheck {
+    pub fn check<'r>(
+        &self,
+        items: impl IntoIterator<Item = (&'r EpisodeRecord, String)>,
+    ) -> WorldCheck {
         let mut out = WorldCheck::default();
         let mut warned = BTreeSet::new();
         for (r, name) in items {
@@ -96,7 +100,11 @@ impl WorldSet {
                 let have = if self.available.is_empty() {
                     "no worlds".to_string()
                 } else {
-                    self.available.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                    self.available
+                        .iter()
+                        .map(|s| format!("`{s}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
                 out.problems.push(format!(
                     "{name}: world `{}` is not in {} (it has {have})",
@@ -106,10 +114,15 @@ impl WorldSet {
                 continue;
             };
             if world.task(&r.task_id).is_none() {
-                out.problems.push(format!("{name}: world `{}` has no task `{}`", r.world_id, r.task_id));
+                out.problems.push(format!(
+                    "{name}: world `{}` has no task `{}`",
+                    r.world_id, r.task_id
+                ));
                 continue;
             }
-            if r.world_hash != world.content_hash && warned.insert((r.world_id.clone(), r.world_hash.clone())) {
+            if r.world_hash != world.content_hash
+                && warned.insert((r.world_id.clone(), r.world_hash.clone()))
+            {
                 out.warnings.push(format!(
                     "world `{}` has changed since some episodes were recorded in it (recorded as version {} with content hash {}, now version {} with {}); the export uses today's policy and tools",
                     r.world_id,
@@ -139,7 +152,10 @@ fn candidates(dir: &Path) -> Result<Vec<(Option<String>, PathBuf)>> {
         return Ok(vec![(declared_id(dir), dir.to_path_buf())]);
     }
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        Error::io(format!("reading the worlds folder {} (set it with --worlds)", dir.display()), e)
+        Error::Other(format!(
+            "cannot read the worlds folder {}: {e}; point --worlds at the folder that holds the world folders",
+            dir.display()
+        ))
     })?;
     let mut out = Vec::new();
     for entry in entries.flatten() {

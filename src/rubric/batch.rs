@@ -1,1 +1,425 @@
-//! (being written)
+//! Batch scoring: many trajectories replayed and scored on every core, and
+//! a summary engineers can put in a paper (mean with a bootstrap interval,
+//! per-criterion pass rates, pass^k).
+//!
+//! Inputs are action lists, never states: each trajectory is replayed from
+//! the task's seeded world, so a submitter cannot claim a state its actions
+//! do not produce. Accepted lines:
+//! - a native episode export (`steps: [{action, retracted}]` with the
+//!   episode's `task_id`, `seed`, `id`);
+//! - `{"task_id": .., "actions": [..], "seed"?: n}`;
+//! - τ-bench's `{"task_index": n, "actions": [{"name", "kwargs"}]}`, with a
+//!   task prefix mapping index n to task `<prefix>n`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::judge::{self, JudgeCommand, Judgment};
+use super::{replay, score_episode_with, CriterionKind, RubricSet, Score};
+use crate::action::Action;
+use crate::episode::Episode;
+use crate::error::{Error, Result};
+use crate::store::{EpisodeFilter, Store};
+use crate::world::World;
+
+/// One trajectory to score.
+#[derive(Debug, Clone)]
+pub struct Trajectory {
+    /// 1-based line in the input file, when it came from one.
+    pub line: Option<usize>,
+    pub episode_id: Option<String>,
+    pub task_id: String,
+    pub seed: u64,
+    pub actions: Vec<Action>,
+    /// Grades already given to judged criteria.
+    pub judgments: Vec<Judgment>,
+}
+
+/// Parses a JSONL file of trajectories. Any bad line rejects the whole
+/// input, and every bad line is listed.
+pub fn parse_jsonl(text: &str, source: &str, world: &World, task_prefix: Option<&str>) -> Result<Vec<Trajectory>> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match parse_line(line, world, task_prefix) {
+            Ok(mut t) => {
+                t.line = Some(i + 1);
+                out.push(t);
+            }
+            Err(e) => problems.push(format!("line {}: {e}", i + 1)),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::InvalidInput {
+            path: source.to_string(),
+            problems,
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidInput {
+            path: source.to_string(),
+            problems: vec!["no trajectories: the file has no lines".into()],
+        });
+    }
+    Ok(out)
+}
+
+fn parse_line(line: &str, world: &World, task_prefix: Option<&str>) -> std::result::Result<Trajectory, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
+    let obj = value.as_object().ok_or("expected a JSON object")?;
+    // A native export nests the episode header; accept it flat too.
+    let header = obj.get("episode").and_then(Value::as_object).unwrap_or(obj);
+    if let Some(w) = header.get("world_id").and_then(Value::as_str) {
+        if w != world.meta.id {
+            return Err(format!("the trajectory is from world `{w}`, not `{}`", world.meta.id));
+        }
+    }
+    let seed = match header.get("seed") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v.as_u64().ok_or("`seed` must be a whole number ≥ 0")?,
+    };
+    let episode_id = header.get("id").or_else(|| obj.get("episode_id")).and_then(Value::as_str).map(str::to_string);
+    let actions: Vec<Action> = if let Some(steps) = obj.get("steps") {
+        let steps = steps.as_array().ok_or("`steps` must be a list")?;
+        let mut actions = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            if s.get("retracted").and_then(Value::as_bool) == Some(true) {
+                continue;
+            }
+            let a = s.get("action").ok_or_else(|| format!("step {}: no `action`", i + 1))?;
+            actions.push(Action::from_json(a).map_err(|e| format!("step {}: {e}", i + 1))?);
+        }
+        actions
+    } else if let Some(list) = obj.get("actions") {
+        let list = list.as_array().ok_or("`actions` must be a list")?;
+        list.iter()
+            .enumerate()
+            .map(|(i, a)| Action::from_json(a).map_err(|e| format!("action {}: {e}", i + 1)))
+            .collect::<std::result::Result<_, _>>()?
+    } else {
+        return Err("expected `actions` (a list of actions) or `steps` (a native episode export)".into());
+    };
+    let task_id = match (header.get("task_id"), obj.get("task_index")) {
+        (Some(t), _) => t.as_str().ok_or("`task_id` must be text")?.to_string(),
+        (None, Some(idx)) => {
+            let prefix = task_prefix.ok_or("a τ-bench line (`task_index`) needs --task-prefix to name its task, e.g. --task-prefix train-")?;
+            let idx = match idx {
+                Value::Number(n) if n.is_u64() => n.to_string(),
+                Value::String(s) => s.clone(),
+                _ => return Err("`task_index` must be a whole number".into()),
+            };
+            format!("{prefix}{idx}")
+        }
+        (None, None) => return Err("no `task_id` (or τ-bench `task_index`)".into()),
+    };
+    if world.task(&task_id).is_none() {
+        return Err(format!("there is no task `{task_id}` in world `{}`", world.meta.id));
+    }
+    let judgments = match obj.get("judgments") {
+        None => Vec::new(),
+        Some(j) => serde_json::from_value(j.clone()).map_err(|e| format!("`judgments`: {e}"))?,
+    };
+    Ok(Trajectory {
+        line: None,
+        episode_id,
+        task_id,
+        seed,
+        actions,
+        judgments,
+    })
+}
+
+/// The finished episodes an actor (a model name or an expert id) performed
+/// in this world, with their kept steps and stored judgments.
+pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<Trajectory>> {
+    let filter = EpisodeFilter {
+        world_id: Some(world.meta.id.clone()),
+        actor_id: Some(actor.to_string()),
+        ..EpisodeFilter::default()
+    };
+    let mut out = Vec::new();
+    for record in store.episodes(&filter)? {
+        if record.status.is_open() || world.task(&record.task_id).is_none() {
+            continue;
+        }
+        let actions = store.steps(&record.id)?.into_iter().filter(|s| !s.retracted).map(|s| s.action).collect();
+        out.push(Trajectory {
+            line: None,
+            judgments: store.judgments(&record.id)?,
+            episode_id: Some(record.id),
+            task_id: record.task_id,
+            seed: record.seed,
+            actions,
+        });
+    }
+    Ok(out)
+}
+
+/// Every task named must have a rubric; checked before any work starts.
+pub fn check_rubrics(trajectories: &[Trajectory], rubrics: &RubricSet, source: &str) -> Result<()> {
+    let problems: Vec<String> = trajectories
+        .iter()
+        .filter(|t| rubrics.get(&t.task_id).is_none())
+        .map(|t| match t.line {
+            Some(l) => format!("line {l}: task `{}` has no rubric (rubrics/{}.toml)", t.task_id, t.task_id),
+            None => format!("task `{}` has no rubric (rubrics/{}.toml)", t.task_id, t.task_id),
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput {
+            path: source.to_string(),
+            problems,
+        })
+    }
+}
+
+/// Replays and scores every trajectory in parallel, in input order. With a
+/// judge command, pending judged criteria are sent to it; a judge failure
+/// leaves the criterion pending, with the error on it.
+pub fn score_all(
+    world: &Arc<World>,
+    rubrics: &RubricSet,
+    trajectories: &[Trajectory],
+    judge: Option<&JudgeCommand>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<Score>> {
+    trajectories
+        .par_iter()
+        .map_init(
+            || Episode::new(Arc::clone(world)),
+            |episode, t| {
+                let episode = episode.as_mut().map_err(|e| Error::Other(e.to_string()))?;
+                let out = score_one(world, rubrics, episode, t, judge);
+                progress();
+                out
+            },
+        )
+        .collect()
+}
+
+fn score_one(world: &World, rubrics: &RubricSet, episode: &mut Episode, t: &Trajectory, judge: Option<&JudgeCommand>) -> Result<Score> {
+    let rubric = rubrics.get(&t.task_id).ok_or_else(|| Error::NotFound(format!("rubric of task {}", t.task_id)))?;
+    let r = replay(episode, &t.task_id, t.seed, &t.actions).map_err(|e| match t.line {
+        Some(l) => Error::Other(format!("line {l}: {e}")),
+        None => e,
+    })?;
+    let mut score = score_episode_with(rubric, episode, &r.actions, &r.observations, &t.judgments);
+    score.ignored_actions = r.ignored;
+    score.episode_id = t.episode_id.clone();
+    if let Some(judge) = judge {
+        let pending: Vec<String> = score.pending.clone();
+        if !pending.is_empty() {
+            let changes = episode.changes()?;
+            for id in pending {
+                let Some(c) = rubric.criterion(&id).filter(|c| c.kind == CriterionKind::Judged) else { continue };
+                let request = judge::request(world, &t.task_id, c, &r.actions, &r.observations, &changes);
+                match judge.judge(c, &request) {
+                    Ok(j) => {
+                        score.apply_judgment(rubric, &j);
+                    }
+                    Err(e) => score.note_judge_error(&id, e.to_string()),
+                }
+            }
+        }
+    }
+    Ok(score)
+}
+
+/// One line of the per-episode output.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScoredLine<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(flatten)]
+    pub score: &'a Score,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub episodes: usize,
+    /// With a value (nothing pending).
+    pub scored: usize,
+    pub pending: usize,
+    pub mean: Option<f64>,
+    /// 95% percentile bootstrap interval of the mean.
+    pub ci95: Option<[f64; 2]>,
+    pub bootstrap_resamples: usize,
+    pub bootstrap_seed: u64,
+    /// Share of scored episodes with full marks.
+    pub full_marks: Option<f64>,
+    pub pass_k: Vec<PassK>,
+    /// Per criterion id across tasks, lowest pass rate first.
+    pub criteria: Vec<CriterionRate>,
+    /// Per task and criterion.
+    pub task_criteria: Vec<CriterionRate>,
+    /// Episodes where some check could not run.
+    pub check_errors: usize,
+    /// Judged criteria a judge command failed to grade.
+    pub judge_errors: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassK {
+    pub k: usize,
+    /// Tasks with at least k scored runs (the average is over these).
+    pub tasks: usize,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CriterionRate {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    pub criterion_id: String,
+    /// Positive for what must happen, negative for what must not.
+    pub points: f64,
+    pub met: usize,
+    pub evaluated: usize,
+    pub rate: f64,
+}
+
+pub const BOOTSTRAP_RESAMPLES: usize = 1000;
+
+/// Summarizes scores. `seed` makes the bootstrap reproducible.
+pub fn summarize(scores: &[Score], seed: u64) -> Summary {
+    let values: Vec<f64> = scores.iter().filter_map(|s| s.value).collect();
+    let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+    let ci95 = bootstrap_ci(&values, BOOTSTRAP_RESAMPLES, seed);
+    let full = scores.iter().filter(|s| s.is_success()).count();
+
+    let mut per_task: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for s in scores.iter().filter(|s| s.value.is_some()) {
+        let e = per_task.entry(&s.task_id).or_default();
+        e.0 += 1;
+        if s.is_success() {
+            e.1 += 1;
+        }
+    }
+    let max_n = per_task.values().map(|(n, _)| *n).max().unwrap_or(0);
+    let pass_k = (1..=max_n.min(16))
+        .map(|k| {
+            let eligible: Vec<f64> = per_task.values().filter(|(n, _)| *n >= k).map(|(n, c)| pass_hat_k(*n, *c, k)).collect();
+            PassK {
+                k,
+                tasks: eligible.len(),
+                value: eligible.iter().sum::<f64>() / eligible.len().max(1) as f64,
+            }
+        })
+        .collect();
+
+    let mut by_task: BTreeMap<(String, String), (f64, usize, usize)> = BTreeMap::new();
+    let mut by_id: BTreeMap<String, (f64, usize, usize)> = BTreeMap::new();
+    for s in scores {
+        for c in &s.criteria {
+            let Some(met) = c.met else { continue };
+            for e in [
+                by_task.entry((s.task_id.clone(), c.id.clone())).or_insert((c.points, 0, 0)),
+                by_id.entry(c.id.clone()).or_insert((c.points, 0, 0)),
+            ] {
+                e.2 += 1;
+                if met {
+                    e.1 += 1;
+                }
+            }
+        }
+    }
+    let rate = |task: Option<String>, id: String, (points, met, n): (f64, usize, usize)| CriterionRate {
+        task_id: task,
+        criterion_id: id,
+        points,
+        met,
+        evaluated: n,
+        rate: if n > 0 { met as f64 / n as f64 } else { 0.0 },
+    };
+    let mut criteria: Vec<CriterionRate> = by_id.into_iter().map(|(id, v)| rate(None, id, v)).collect();
+    criteria.sort_by(|a, b| a.rate.total_cmp(&b.rate).then_with(|| a.criterion_id.cmp(&b.criterion_id)));
+    let task_criteria = by_task.into_iter().map(|((t, id), v)| rate(Some(t), id, v)).collect();
+
+    Summary {
+        episodes: scores.len(),
+        scored: values.len(),
+        pending: scores.len() - values.len(),
+        mean,
+        ci95,
+        bootstrap_resamples: BOOTSTRAP_RESAMPLES,
+        bootstrap_seed: seed,
+        full_marks: (!values.is_empty()).then(|| full as f64 / values.len() as f64),
+        pass_k,
+        criteria,
+        task_criteria,
+        check_errors: scores.iter().filter(|s| !s.errors.is_empty()).count(),
+        judge_errors: scores.iter().flat_map(|s| &s.criteria).filter(|c| c.met.is_none() && c.error.is_some()).count(),
+    }
+}
+
+/// pass^k for one task with n runs and c successes: C(c, k) / C(n, k), the
+/// chance that k runs drawn without replacement all succeed.
+pub fn pass_hat_k(n: usize, c: usize, k: usize) -> f64 {
+    if k > n {
+        return 0.0;
+    }
+    (0..k).map(|i| c.saturating_sub(i) as f64 / (n - i) as f64).product()
+}
+
+/// SplitMix64: a tiny, well-known generator, so the interval is the same on
+/// every machine for the same seed.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn bootstrap_ci(values: &[f64], resamples: usize, seed: u64) -> Option<[f64; 2]> {
+    if values.is_empty() {
+        return None;
+    }
+    let n = values.len();
+    let mut rng = SplitMix(seed);
+    let mut means: Vec<f64> = (0..resamples)
+        .map(|_| (0..n).map(|_| values[(rng.next() % n as u64) as usize]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let at = |q: f64| means[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
+    Some([at(0.025), at(0.975)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pass_hat_k_matches_the_formula() {
+        assert_eq!(pass_hat_k(4, 4, 2), 1.0);
+        assert_eq!(pass_hat_k(4, 2, 1), 0.5);
+        assert!((pass_hat_k(4, 2, 2) - 1.0 / 6.0).abs() < 1e-12);
+        assert_eq!(pass_hat_k(4, 1, 2), 0.0);
+        assert_eq!(pass_hat_k(2, 2, 3), 0.0);
+    }
+
+    #[test]
+    fn the_bootstrap_is_deterministic_and_brackets_the_mean() {
+        let v: Vec<f64> = (0..50).map(|i| (i % 5) as f64 / 4.0).collect();
+        let a = bootstrap_ci(&v, 1000, 7).expect("ci");
+        let b = bootstrap_ci(&v, 1000, 7).expect("ci");
+        assert_eq!(a, b);
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        assert!(a[0] < mean && mean < a[1], "{a:?} {mean}");
+        assert_ne!(bootstrap_ci(&v, 1000, 8), Some(a));
+        assert_eq!(bootstrap_ci(&[], 1000, 7), None);
+    }
+}

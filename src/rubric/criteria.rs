@@ -54,7 +54,8 @@ pub(crate) enum Check {
     /// of the table).
     Changes { only: Vec<(String, Option<String>)> },
     Action(ActionCheck),
-    Message { within: Within, pattern: TextPattern },
+    /// `after`: only messages after the first step matching it count.
+    Message { within: Within, pattern: TextPattern, after: Option<Pattern> },
     Judged { guidance: String },
 }
 
@@ -211,7 +212,7 @@ impl Criterion {
             Check::Query { sql, expect } => eval_query(cx, sql, expect),
             Check::Changes { only } => eval_changes(cx, only),
             Check::Action(a) => eval_action(cx, a),
-            Check::Message { within, pattern } => eval_message(cx, *within, pattern),
+            Check::Message { within, pattern, after } => eval_message(cx, *within, pattern, after.as_ref()),
             Check::Judged { .. } => eval_judged(cx, self),
         }
     }
@@ -448,12 +449,27 @@ fn eval_action(cx: &Context<'_>, a: &ActionCheck) -> (Outcome, Evidence) {
     (Outcome::Met(count_ok && violations.is_empty()), ev)
 }
 
-fn eval_message(cx: &Context<'_>, within: Within, pattern: &TextPattern) -> (Outcome, Evidence) {
-    let messages: Vec<(usize, &str)> = match within {
-        Within::Any => cx.messages().collect(),
-        Within::Last => cx.messages().last().into_iter().collect(),
+fn eval_message(cx: &Context<'_>, within: Within, pattern: &TextPattern, after: Option<&Pattern>) -> (Outcome, Evidence) {
+    let from = match after {
+        None => 0,
+        Some(p) => match (0..cx.actions.len()).find(|&i| p.matches(cx, i)) {
+            Some(i) => i + 1,
+            None => {
+                let mut ev = Evidence::detail(format!("no message can count: there was no {} to follow", p.describe()));
+                ev.expected = Some(pattern.describe());
+                return (Outcome::Met(false), ev);
+            }
+        },
     };
-    let scope = if within == Within::Last { "the last message" } else { "any message" };
+    let messages: Vec<(usize, &str)> = match within {
+        Within::Any => cx.messages().filter(|(i, _)| *i >= from).collect(),
+        Within::Last => cx.messages().last().into_iter().filter(|(i, _)| *i >= from).collect(),
+    };
+    let scope = match (within, after) {
+        (Within::Last, _) => "the last message".to_string(),
+        (Within::Any, Some(p)) => format!("the messages after {}", p.describe()),
+        (Within::Any, None) => "any message".to_string(),
+    };
     for (i, text) in &messages {
         if let Some(found) = pattern.find(text) {
             let mut ev = Evidence::detail(format!("step {} says {}: \"{}\"", i + 1, pattern.describe(), shorten(&found, 200)));

@@ -42,7 +42,7 @@ pub struct DeriveSummary {
 }
 
 /// Most retargeted calls tried per task when looking for a forbidden action.
-const MAX_TRIES: usize = 40;
+const MAX_TRIES: usize = 60;
 
 /// Derives and writes `rubrics/<task>.toml` for every task with a solution.
 pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveSummary> {
@@ -89,10 +89,11 @@ fn solution(task: &TaskSpec) -> Result<Vec<Action>> {
         .collect()
 }
 
-/// Write calls of every solution in the world, a few per tool: shapes of
-/// valid calls to retarget.
+/// One write call per tool from the world's solutions: shapes of valid
+/// calls to retarget. Calls with fewer arguments come first, since they
+/// are likelier to stay valid when pointed at another record.
 fn write_templates(world: &World) -> Vec<Action> {
-    let mut per_tool: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashMap<String, ()> = HashMap::new();
     let mut out = Vec::new();
     for task in world.tasks.values() {
         for a in task.solution.iter().filter_map(|a| Action::from_json(a).ok()) {
@@ -100,13 +101,15 @@ fn write_templates(world: &World) -> Vec<Action> {
             if world.tools.get(tool).is_none_or(|t| t.kind != ToolKind::Write) {
                 continue;
             }
-            let n = per_tool.entry(tool.clone()).or_default();
-            if *n < 3 && !out.contains(&a) {
-                *n += 1;
+            if seen.insert(tool.clone(), ()).is_none() {
                 out.push(a);
             }
         }
     }
+    out.sort_by_key(|a| match a {
+        Action::Tool { args, .. } => args.len(),
+        Action::Message { .. } => 0,
+    });
     out
 }
 
@@ -318,15 +321,23 @@ fn find_forbidden(
             let key_col = info.key_column.clone().unwrap_or_else(|| "rowid".into());
             let text_col = info.document_column.clone().unwrap_or_else(|| key_col.clone());
             let mut candidates: Vec<String> = Vec::new();
-            for rel in &related {
-                let sql = format!(
-                    "SELECT {k} AS k FROM {t} WHERE instr({c}, {r}) > 0 ORDER BY rowid LIMIT 8",
-                    k = ident(&key_col),
-                    t = ident(table),
-                    c = ident(&text_col),
-                    r = sql_str(rel)
-                );
-                for row in episode.query(&sql, &Map::new()).unwrap_or_default() {
+            // Records that mention this task's records first (another order
+            // of the same customer), then the table's first records.
+            let mut queries: Vec<String> = related
+                .iter()
+                .map(|rel| {
+                    format!(
+                        "SELECT {k} AS k FROM {t} WHERE instr({c}, {r}) > 0 ORDER BY rowid LIMIT 8",
+                        k = ident(&key_col),
+                        t = ident(table),
+                        c = ident(&text_col),
+                        r = sql_str(rel)
+                    )
+                })
+                .collect();
+            queries.push(format!("SELECT {k} AS k FROM {t} ORDER BY rowid LIMIT 12", k = ident(&key_col), t = ident(table)));
+            for sql in &queries {
+                for row in episode.query(sql, &Map::new()).unwrap_or_default() {
                     if let Some(k) = row.get("k").and_then(Value::as_str) {
                         if k != v && !gold_set.contains(&(table.to_string(), k.to_string())) && !candidates.iter().any(|c| c == k) {
                             candidates.push(k.to_string());

@@ -82,9 +82,12 @@ pub struct CriterionToml {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForbiddenToml {
-    pub tool: String,
+    /// A tool call the policy forbids...
+    pub tool: Option<String>,
     #[serde(default)]
     pub args: toml::Table,
+    /// ...or something that must never be said to the customer.
+    pub message: Option<String>,
     /// Why the policy forbids it (shown when the mutant survives).
     #[serde(default)]
     pub why: String,

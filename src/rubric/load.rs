@@ -305,7 +305,12 @@ fn compile_criterion(
         ("within", c.within.is_some(), CriterionKind::Message),
         ("guidance", c.guidance.is_some(), CriterionKind::Judged),
     ];
-    let stray: Vec<&str> = present.iter().filter(|(_, set, k)| *set && *k != kind).map(|(n, _, _)| *n).collect();
+    // `after` also orders messages ("confirm after the upgrade").
+    let stray: Vec<&str> = present
+        .iter()
+        .filter(|(n, set, k)| *set && *k != kind && !(*n == "after" && kind == CriterionKind::Message))
+        .map(|(n, _, _)| *n)
+        .collect();
     if !stray.is_empty() {
         problems.push((None, format!("{} do(es) not apply to {} criteria", stray.join(", "), c.kind)));
     }
@@ -344,8 +349,9 @@ fn compile_criterion(
                 }
             };
             let pattern = compile_text_pattern(c.contains.as_deref(), c.regex.as_deref(), c.number.as_ref(), c.tolerance.as_ref(), c.date.as_ref());
+            let after = c.after.as_ref().and_then(|p| compile_pattern(world, task, p, "after", None, problems));
             match pattern {
-                Ok(p) => Some(Check::Message { within, pattern: p }),
+                Ok(p) => Some(Check::Message { within, pattern: p, after }),
                 Err(e) => {
                     problems.push((None, e));
                     None
@@ -739,8 +745,27 @@ fn compile_text_pattern(
 }
 
 fn compile_forbidden(world: &World, task: &TaskSpec, f: &ForbiddenToml, rel: &str, line: usize, diags: &mut Diagnostics) -> Option<Forbidden> {
-    let subject = Some(format!("forbidden `{}`", f.tool));
-    if let Err(e) = check_tool(world, task, &f.tool) {
+    let (tool, message) = match (&f.tool, &f.message) {
+        (Some(t), None) => (t, None),
+        (None, Some(m)) if f.args.is_empty() && !m.trim().is_empty() => {
+            return Some(Forbidden {
+                action: Action::message(m.clone()),
+                why: f.why.trim().to_string(),
+                line,
+            });
+        }
+        (None, Some(_)) => (&String::new(), Some(())),
+        _ => {
+            diags.push(rel, Some(line), Some("forbidden".into()), "a forbidden entry is either { tool = .., args = {..} } or { message = \"..\" }");
+            return None;
+        }
+    };
+    if message.is_some() {
+        diags.push(rel, Some(line), Some("forbidden".into()), "a forbidden message needs non-empty text and no args");
+        return None;
+    }
+    let subject = Some(format!("forbidden `{tool}`"));
+    if let Err(e) = check_tool(world, task, tool) {
         diags.push(rel, Some(line), subject, e);
         return None;
     }
@@ -748,16 +773,16 @@ fn compile_forbidden(world: &World, task: &TaskSpec, f: &ForbiddenToml, rel: &st
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };
-    if let Some(tool) = world.tools.get(&f.tool) {
+    if let Some(t) = world.tools.get(tool) {
         let instance = Value::Object(args.clone());
-        let errors: Vec<String> = tool.validator.iter_errors(&instance).map(|e| crate::world::describe_schema_error(&e)).collect();
+        let errors: Vec<String> = t.validator.iter_errors(&instance).map(|e| crate::world::describe_schema_error(&e)).collect();
         if !errors.is_empty() {
             diags.push(rel, Some(line), subject, format!("args do not fit the tool's parameters: {}", errors.join("; ")));
             return None;
         }
     }
     Some(Forbidden {
-        action: Action::Tool { tool: f.tool.clone(), args },
+        action: Action::Tool { tool: tool.clone(), args },
         why: f.why.trim().to_string(),
         line,
     })

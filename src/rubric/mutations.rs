@@ -86,18 +86,17 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
             }
         }
     }
-    for (n, (action, why)) in forbidden_actions(rubric, gold).into_iter().enumerate() {
+    for (n, (action, why)) in forbidden_actions(world, rubric, gold).into_iter().enumerate() {
         let mut actions = gold.to_vec();
         actions.push(action.clone());
-        let name = action.tool_name().unwrap_or("?").to_string();
-        let args = match &action {
-            Action::Tool { args, .. } => compact(&Value::Object(args.clone())),
-            Action::Message { .. } => String::new(),
+        let what = match &action {
+            Action::Tool { tool, args } => format!("{tool} {}", compact(&Value::Object(args.clone()))),
+            Action::Message { message } => format!("message {}", compact(&Value::String(message.clone()))),
         };
         push(Mutant {
             id: format!("forbidden:{}", n + 1),
             kind: MutantKind::Forbidden,
-            description: format!("forbidden {name} {args} added at the end{}", if why.is_empty() { String::new() } else { format!(" ({why})") }),
+            description: format!("forbidden {what} added at the end{}", if why.is_empty() { String::new() } else { format!(" ({why})") }),
             actions,
         });
     }
@@ -122,10 +121,14 @@ fn is_write(world: &World, tool: &str) -> bool {
 /// criterion: its tool with its concrete argument values, on top of the
 /// arguments of gold's first call of that tool (so required arguments the
 /// criterion leaves open still have values).
-fn forbidden_actions(rubric: &Rubric, gold: &[Action]) -> Vec<(Action, String)> {
+fn forbidden_actions(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<(Action, String)> {
     let mut out: Vec<(Action, String)> = rubric.forbidden.iter().map(|f| (f.action.clone(), f.why.clone())).collect();
     for c in rubric.criteria.iter().filter(|c| c.points < 0.0 && c.kind == CriterionKind::Action) {
         let Check::Action(a) = &c.check else { continue };
+        // The rubric's own forbidden calls of this tool say it better.
+        if rubric.forbidden.iter().any(|f| f.action.tool_name() == Some(a.tool.as_str())) {
+            continue;
+        }
         let base = gold.iter().find_map(|g| match g {
             Action::Tool { tool, args } if tool == &a.tool => Some(args.clone()),
             _ => None,
@@ -155,7 +158,10 @@ fn forbidden_actions(rubric: &Rubric, gold: &[Action]) -> Vec<(Action, String)> 
                 }
             }
         }
-        if concrete {
+        // Only calls the tool would accept: a call rejected for its
+        // arguments tests nothing.
+        let valid = world.tools.get(&a.tool).is_none_or(|t| t.validator.is_valid(&Value::Object(args.clone())));
+        if concrete && valid {
             out.push((
                 Action::Tool {
                     tool: a.tool.clone(),

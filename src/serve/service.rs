@@ -97,9 +97,9 @@ impl Server {
         }
         Ok(Server {
             worlds: map,
+            reward: reward::default_source(Arc::clone(&store)),
             store,
             sessions: Sessions::new(config.max_concurrent, config.idle_timeout),
-            reward: reward::default_source(Arc::clone(&store)),
             user_sim: None,
             config,
         })

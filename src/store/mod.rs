@@ -449,7 +449,11 @@ impl Store {
     /// id is already in the store keeps the profile it has here, so an
     /// import never rewrites who someone is; reviews get fresh row ids.
     /// Returns how many experts were added.
-    pub fn import_full(&self, experts: &[Expert], episodes: &[(EpisodeRecord, Vec<StepRecord>, Vec<Review>)]) -> Result<usize> {
+    pub fn import_full(
+        &self,
+        experts: &[Expert],
+        episodes: &[(EpisodeRecord, Vec<StepRecord>, Vec<Review>)],
+    ) -> Result<usize> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         let mut added = 0;
@@ -460,9 +464,16 @@ impl Store {
             )?;
         }
         for (record, steps, reviews) in episodes {
-            let exists: bool = tx.query_row("SELECT count(*) > 0 FROM episodes WHERE id = ?1", [&record.id], |r| r.get(0))?;
+            let exists: bool = tx.query_row(
+                "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
+                [&record.id],
+                |r| r.get(0),
+            )?;
             if exists {
-                return Err(Error::Conflict(format!("episode {} is already in the store", record.id)));
+                return Err(Error::Conflict(format!(
+                    "episode {} is already in the store",
+                    record.id
+                )));
             }
             insert_episode(&tx, record)?;
             for step in steps {

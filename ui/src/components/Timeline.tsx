@@ -25,6 +25,12 @@ function summary(step: StepView, tools: ToolInfo[]): { title: string; detail: st
   return { title, detail: argsSummary(args), kind: tool?.view ? "view" : (tool?.kind ?? "write") };
 }
 
+/** Grows the rationale box with its text (about 38 characters a line). */
+function rowsFor(text: string): number {
+  const lines = text.split("\n").reduce((n, l) => n + Math.max(1, Math.ceil(l.length / 38)), 0);
+  return Math.min(8, Math.max(1, lines));
+}
+
 /** One line saying what came of a successful step. */
 export function resultLine(step: StepView): string {
   if (isMessage(step.action)) return step.text ? `Customer replied: ${step.text}` : "Sent.";
@@ -109,7 +115,7 @@ const Entry = memo(function Entry({
             <div className="tl-notes-col">
               <textarea
                 className="tl-why"
-                rows={why ? 2 : 1}
+                rows={rowsFor(why)}
                 placeholder={editable ? "Why I did this (optional)" : ""}
                 aria-label={`Why I did step ${number ?? ""}`}
                 value={why}

@@ -1,3 +1,4 @@
+import { ask } from "@tauri-apps/plugin-dialog";
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
@@ -10,6 +11,9 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { ExpertCard } from "../components/ExpertCard";
 import { Kbd } from "../components/Kbd";
 import { dateTime, duration } from "../lib/format";
+
+/** Worlds with more tasks than this show the first few until expanded. */
+const FOLDED = 10;
 
 function progressLabel(t: TaskSummary): { text: string; tone: string } {
   if (t.progress.open_episode) return { text: "In progress", tone: "amber" };
@@ -27,6 +31,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
   const [error, setError] = useState<AppError | null>(null);
   const [filter, setFilter] = useState("");
   const [starting, setStarting] = useState<string | null>(null);
+  const [expanded, setExpanded] = useState<Record<string, boolean>>({});
   const filterRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
 
@@ -80,7 +85,12 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
     }
   };
 
-  const discard = async (id: string) => {
+  const discard = async (id: string, title: string) => {
+    const yes = await ask(
+      `Discard your attempt at “${title}”?\n\nIt is kept in the record, marked as discarded, and will not be sent for review.`,
+      { title: "Discard attempt", kind: "warning", okLabel: "Discard", cancelLabel: "Keep it" },
+    );
+    if (!yes) return;
     try {
       await api.discardEpisode(id);
       await refresh();
@@ -150,7 +160,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
                     <button type="button" className="btn btn-primary" onClick={() => onOpen(e.id)}>
                       Resume
                     </button>
-                    <button type="button" className="btn btn-ghost btn-sm" onClick={() => void discard(e.id)}>
+                    <button type="button" className="btn btn-ghost btn-sm" onClick={() => void discard(e.id, e.task_title)}>
                       Discard
                     </button>
                   </li>
@@ -197,7 +207,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
                     </span>
                   </header>
                   <ul className="task-list">
-                    {w.tasks.map((t) => {
+                    {(expanded[w.id] || filter || w.tasks.length <= FOLDED ? w.tasks : w.tasks.slice(0, FOLDED - 2)).map((t) => {
                       const p = progressLabel(t);
                       const key = `${w.id}/${t.id}`;
                       return (
@@ -229,6 +239,17 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
                       );
                     })}
                     {w.tasks.length === 0 && <li className="muted small task-row">No task matches.</li>}
+                    {!filter && w.tasks.length > FOLDED && (
+                      <li className="task-row task-more">
+                        <button
+                          type="button"
+                          className="btn btn-ghost btn-sm"
+                          onClick={() => setExpanded({ ...expanded, [w.id]: !expanded[w.id] })}
+                        >
+                          {expanded[w.id] ? "Show fewer tasks" : `Show all ${w.tasks.length} tasks`}
+                        </button>
+                      </li>
+                    )}
                   </ul>
                 </article>
               ))}

@@ -57,6 +57,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   const [palette, setPalette] = useState(false);
   const [help, setHelp] = useState(false);
   const [dock, setDock] = useState<"timeline" | "policy" | null>(null);
+  const [dockOpen, setDockOpen] = useState(true);
   const [activeView, setActiveView] = useState<string | null>(null);
   const composerRef = useRef<HTMLTextAreaElement>(null);
   const workbenchRef = useRef<HTMLDivElement>(null);
@@ -146,7 +147,10 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   useShortcuts({
     palette: () => canAct && setPalette(true),
     message: () => composerRef.current?.focus(),
-    policy: () => setDock((d) => (d === "policy" ? "timeline" : "policy")),
+    policy: () => {
+      setDockOpen(true);
+      setDock((d) => (d === "policy" && dockOpen ? "timeline" : "policy"));
+    },
     undo: () => send({ type: "UNDO" }),
     pause: () => (active || paused) && togglePause(),
     submit: () => send({ type: "REVIEW" }),
@@ -263,7 +267,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
           Review what you did and submit it, or undo the last action to keep working.
         </div>
       )}
-      <div className={`ws-grid${dock ? "" : " dock-closed"}`}>
+      <div className={`ws-grid${dockOpen ? "" : " dock-closed"}`}>
         <div className="ws-left">
           <Brief task={view.task} />
           <Conversation
@@ -349,7 +353,17 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
             )}
           </div>
         </main>
-        <aside className="ws-dock">
+        {!dockOpen && (
+          <div className="dock-rail">
+            <button type="button" className="rail-btn" onClick={() => { setDockOpen(true); setDock("timeline"); }} title="Show the timeline">
+              Timeline
+            </button>
+            <button type="button" className="rail-btn" onClick={() => { setDockOpen(true); setDock("policy"); }} title="Show the policy (Ctrl+B)">
+              Policy
+            </button>
+          </div>
+        )}
+        <aside className="ws-dock" hidden={!dockOpen}>
           <div className="dock-tabs" role="tablist">
             <button
               type="button"
@@ -370,6 +384,15 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
               data-testid="tab-policy"
             >
               Policy <ShortcutKeys name="policy" />
+            </button>
+            <button
+              type="button"
+              className="btn btn-ghost btn-xs dock-hide"
+              onClick={() => setDockOpen(false)}
+              title="Hide this panel to make room"
+              aria-label="Hide the side panel"
+            >
+              Hide »
             </button>
           </div>
           <div className="dock-body">
