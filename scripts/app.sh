@@ -57,10 +57,18 @@ app_e2e() (
   Xvfb -displayfd 3 -screen 0 1440x900x24 -nolisten tcp 3>"$display_file" 2>"$dir/xvfb.log" &
   xvfb_pid=$!
   for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
+  if [ ! -s "$display_file" ]; then
+    echo "Xvfb did not start:" >&2; cat "$dir/xvfb.log" >&2
+    return 1
+  fi
   export DISPLAY=":$(cat "$display_file")"
   tauri-driver --port 4444 >"$dir/tauri-driver.log" 2>&1 &
   driver_pid=$!
   for _ in $(seq 100); do curl -sf http://127.0.0.1:4444/status >/dev/null 2>&1 && break; sleep 0.1; done
+  if ! curl -sf http://127.0.0.1:4444/status >/dev/null 2>&1; then
+    echo "tauri-driver did not start (is port 4444 in use?):" >&2; cat "$dir/tauri-driver.log" >&2
+    return 1
+  fi
   mkdir -p artifacts/e2e
   APP_BINARY="$PWD/target/debug/understudy-app" WORLDS_DIR="$PWD/fixtures/worlds" \
     "$APP_VENV/bin/pytest" -q tests-e2e "$@" || {
@@ -97,6 +105,11 @@ app_tests() {
 app_run() {
   app_install_deps
   app_build --release
+  if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+    echo "Understudy is a desktop app and no display was found (DISPLAY is not set)." >&2
+    echo "Run it from a desktop session, or over 'ssh -X'." >&2
+    return 1
+  fi
   step "app: starting Understudy"
   ./target/release/understudy-app "$@"
 }

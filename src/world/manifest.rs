@@ -191,6 +191,10 @@ pub struct TaskSpec {
     pub outputs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub solution: Vec<serde_json::Value>,
+    /// Known problems with the task or its reference answer, recorded so
+    /// reviewers and graders can discount them instead of rediscovering them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_issues: Vec<String>,
 }
 
 fn default_max_steps() -> u32 {
