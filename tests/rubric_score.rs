@@ -10,7 +10,13 @@ use understudy::rubric::{self, Judgment, Rubric, RubricSet};
 use understudy::{Action, Episode, Error, World};
 
 fn gold(world: &World, task: &str) -> Vec<Action> {
-    world.task(task).expect("task").solution.iter().map(|a| Action::from_json(a).expect("action")).collect()
+    world
+        .task(task)
+        .expect("task")
+        .solution
+        .iter()
+        .map(|a| Action::from_json(a).expect("action"))
+        .collect()
 }
 
 fn score(world: &Arc<World>, rubric: &Rubric, actions: &[Action]) -> rubric::Score {
@@ -19,13 +25,18 @@ fn score(world: &Arc<World>, rubric: &Rubric, actions: &[Action]) -> rubric::Sco
 }
 
 fn criterion<'a>(s: &'a rubric::Score, id: &str) -> &'a rubric::CriterionResult {
-    s.criteria.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("criterion {id}"))
+    s.criteria
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("criterion {id}"))
 }
 
 fn problems(world: &Arc<World>, text: &str) -> Vec<String> {
     match Rubric::from_str(world, "pay-back", "rubrics/pay-back.toml", text) {
         Ok(_) => panic!("expected the rubric to be rejected"),
-        Err(Error::RubricInvalid { problems, .. }) => problems.iter().map(|p| p.to_string()).collect(),
+        Err(Error::RubricInvalid { problems, .. }) => {
+            problems.iter().map(|p| p.to_string()).collect()
+        }
         Err(e) => panic!("unexpected error {e}"),
     }
 }
@@ -33,9 +44,14 @@ fn problems(world: &Arc<World>, text: &str) -> Vec<String> {
 #[test]
 fn gold_scores_full_marks_once_the_judged_criterion_is_graded() {
     let world = common::mini();
-    let rubric = Rubric::load(&world, "pay-back").expect("loads").expect("exists");
+    let rubric = Rubric::load(&world, "pay-back")
+        .expect("loads")
+        .expect("exists");
     let s = score(&world, &rubric, &gold(&world, "pay-back"));
-    assert_eq!(s.value, None, "a judged criterion is pending, never guessed");
+    assert_eq!(
+        s.value, None,
+        "a judged criterion is pending, never guessed"
+    );
     assert_eq!(s.pending, vec!["friendly"]);
     // 10 of 11 positive points are certain; the judged point is open.
     assert!((s.range[0] - 10.0 / 11.0).abs() < 1e-9, "{:?}", s.range);
@@ -59,51 +75,89 @@ fn gold_scores_full_marks_once_the_judged_criterion_is_graded() {
 
     let mut ep = Episode::new(Arc::clone(&world)).expect("episode");
     let not_met = Judgment { met: false, ..j };
-    let s = rubric::replay_and_score(&mut ep, &rubric, 0, &gold(&world, "pay-back"), &[not_met]).expect("scored");
+    let s = rubric::replay_and_score(&mut ep, &rubric, 0, &gold(&world, "pay-back"), &[not_met])
+        .expect("scored");
     assert!((s.value.expect("graded") - 10.0 / 11.0).abs() < 1e-9);
 }
 
 #[test]
 fn do_nothing_and_saying_the_right_words_both_score_zero() {
     let world = common::mini();
-    let rubric = Rubric::load(&world, "pay-back").expect("loads").expect("exists");
+    let rubric = Rubric::load(&world, "pay-back")
+        .expect("loads")
+        .expect("exists");
     let nothing = score(&world, &rubric, &[]);
     assert_eq!(nothing.range, [0.0, 0.0]);
     assert_eq!(nothing.failed_gates, vec!["charles-paid"]);
 
-    let words = score(&world, &rubric, &[Action::message("Done: 25 sent to Charles.")]);
-    assert!(criterion(&words, "told-amount").met == Some(true), "the words are there");
-    assert_eq!(words.range, [0.0, 0.0], "but nothing was done, so the gate zeroes it");
+    let words = score(
+        &world,
+        &rubric,
+        &[Action::message("Done: 25 sent to Charles.")],
+    );
+    assert!(
+        criterion(&words, "told-amount").met == Some(true),
+        "the words are there"
+    );
+    assert_eq!(
+        words.range,
+        [0.0, 0.0],
+        "but nothing was done, so the gate zeroes it"
+    );
 }
 
 #[test]
 fn numbers_in_messages_are_numbers_not_substrings() {
     let world = common::mini();
-    let rubric = Rubric::load(&world, "pay-back").expect("loads").expect("exists");
+    let rubric = Rubric::load(&world, "pay-back")
+        .expect("loads")
+        .expect("exists");
     let mut actions = gold(&world, "pay-back");
     actions.pop();
-    actions.push(Action::message("Done: 250 sent to Charles (ref 2500, 0.25%)."));
+    actions.push(Action::message(
+        "Done: 250 sent to Charles (ref 2500, 0.25%).",
+    ));
     let s = score(&world, &rubric, &actions);
     let told = criterion(&s, "told-amount");
     assert_eq!(told.met, Some(false));
-    assert!(told.evidence.detail.contains("not found"), "{}", told.evidence.detail);
+    assert!(
+        told.evidence.detail.contains("not found"),
+        "{}",
+        told.evidence.detail
+    );
     actions.pop();
     actions.push(Action::message("Done: $25.00 sent to Charles."));
     let s = score(&world, &rubric, &actions);
     let told = criterion(&s, "told-amount");
     assert_eq!(told.met, Some(true));
     assert_eq!(told.evidence.steps, vec![2]);
-    assert!(told.evidence.detail.contains("$25.00"), "{}", told.evidence.detail);
+    assert!(
+        told.evidence.detail.contains("$25.00"),
+        "{}",
+        told.evidence.detail
+    );
 }
 
 #[test]
 fn evidence_names_the_step_and_the_rows() {
     let world = common::mini();
-    let rubric = Rubric::load(&world, "pay-back").expect("loads").expect("exists");
+    let rubric = Rubric::load(&world, "pay-back")
+        .expect("loads")
+        .expect("exists");
     let mut actions = gold(&world, "pay-back");
-    actions.insert(2, Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-3", "amount": 5})));
+    actions.insert(
+        2,
+        Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-3", "amount": 5}),
+        ),
+    );
     let s = score(&world, &rubric, &actions);
-    assert_eq!(s.value, Some(0.0), "the extra transfer breaks the nothing-else gate");
+    assert_eq!(
+        s.value,
+        Some(0.0),
+        "the extra transfer breaks the nothing-else gate"
+    );
     assert_eq!(s.failed_gates, vec!["nothing-else-changed"]);
     let gate = criterion(&s, "nothing-else-changed");
     assert_eq!(gate.evidence.changes.len(), 1);
@@ -115,27 +169,46 @@ fn evidence_names_the_step_and_the_rows() {
     let bal = criterion(&s, "ada-balance");
     assert_eq!(bal.met, Some(false));
     assert_eq!(bal.evidence.value, Some(json!(70.0)));
-    assert!(bal.evidence.query.as_deref().is_some_and(|q| q.contains("FROM accounts")));
-    assert!(bal.evidence.detail.contains("70"), "{}", bal.evidence.detail);
+    assert!(bal
+        .evidence
+        .query
+        .as_deref()
+        .is_some_and(|q| q.contains("FROM accounts")));
+    assert!(
+        bal.evidence.detail.contains("70"),
+        "{}",
+        bal.evidence.detail
+    );
 }
 
 #[test]
 fn ordering_and_failed_calls_are_explained() {
     let world = common::mini();
-    let rubric = Rubric::load(&world, "pay-back").expect("loads").expect("exists");
+    let rubric = Rubric::load(&world, "pay-back")
+        .expect("loads")
+        .expect("exists");
     let actions = vec![
-        Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-2", "amount": 25})),
+        Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+        ),
         Action::tool("view_accounts", json!({})),
         Action::message("Sent 25."),
     ];
     let s = score(&world, &rubric, &actions);
     let looked = criterion(&s, "looked-first");
     assert_eq!(looked.met, Some(false));
-    assert!(looked.evidence.detail.contains("step 1 came without"), "{}", looked.evidence.detail);
+    assert!(
+        looked.evidence.detail.contains("step 1 came without"),
+        "{}",
+        looked.evidence.detail
+    );
     // 5 + 2 + 2 of 11 (the judged point pending).
     assert!((s.range[0] - 9.0 / 11.0).abs() < 1e-9, "{:?}", s.range);
 
-    let frozen = Rubric::load(&world, "frozen").expect("loads").expect("exists");
+    let frozen = Rubric::load(&world, "frozen")
+        .expect("loads")
+        .expect("exists");
     let s = score(&world, &frozen, &gold(&world, "frozen"));
     assert_eq!(s.value, Some(1.0), "the refused attempt is what gold did");
     let s = score(&world, &frozen, &[]);
@@ -145,10 +218,17 @@ fn ordering_and_failed_calls_are_explained() {
 #[test]
 fn the_score_records_ignored_actions_after_the_end() {
     let world = common::mini();
-    let rubric = Rubric::load(&world, "pay-back").expect("loads").expect("exists");
+    let rubric = Rubric::load(&world, "pay-back")
+        .expect("loads")
+        .expect("exists");
     // max_steps is 5: the sixth and later actions are not applied.
-    let mut actions: Vec<Action> = (0..5).map(|_| Action::tool("view_accounts", json!({}))).collect();
-    actions.push(Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-2", "amount": 25})));
+    let mut actions: Vec<Action> = (0..5)
+        .map(|_| Action::tool("view_accounts", json!({})))
+        .collect();
+    actions.push(Action::tool(
+        "transfer",
+        json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+    ));
     let s = score(&world, &rubric, &actions);
     assert_eq!(s.ignored_actions, 1);
     assert_eq!(s.steps, 5);
@@ -301,8 +381,12 @@ points = 1
             .unwrap_or_else(|| panic!("no problem mentioning {needle:?} in {p:#?}"))
             .clone()
     };
-    assert!(find("no such table: nowhere").starts_with("rubrics/pay-back.toml:8: criterion `bad-sql`"));
-    assert!(find("no tool `teleport`").starts_with("rubrics/pay-back.toml:16: criterion `bad-tool`"));
+    assert!(
+        find("no such table: nowhere").starts_with("rubrics/pay-back.toml:8: criterion `bad-sql`")
+    );
+    assert!(
+        find("no tool `teleport`").starts_with("rubrics/pay-back.toml:16: criterion `bad-tool`")
+    );
     assert!(find("no parameter `amout`").contains("criterion `bad-arg`"));
     assert!(find("`number` must be a number").contains("criterion `bad-matcher`"));
     assert!(find("`regex` does not compile").contains("criterion `bad-matcher`"));
@@ -331,12 +415,17 @@ fn structural_mistakes_are_explained() {
     ];
     for (text, needle) in cases {
         let p = problems(&world, text);
-        assert!(p.iter().any(|x| x.contains(needle)), "expected {needle:?} in {p:#?}");
+        assert!(
+            p.iter().any(|x| x.contains(needle)),
+            "expected {needle:?} in {p:#?}"
+        );
     }
     // The frozen task only allows get_account and transfer.
     let text = "format = 1\nversion = \"1\"\n[[criteria]]\nid = \"a\"\ndescription = \"x\"\nkind = \"action\"\ntool = \"tag_doc\"\npoints = 1\n";
     match Rubric::from_str(&world, "frozen", "rubrics/frozen.toml", text) {
-        Err(Error::RubricInvalid { problems, .. }) => assert!(problems[0].message.contains("not available in task `frozen`")),
+        Err(Error::RubricInvalid { problems, .. }) => assert!(problems[0]
+            .message
+            .contains("not available in task `frozen`")),
         other => panic!("expected a rejection, got {other:?}"),
     }
 }
@@ -344,14 +433,30 @@ fn structural_mistakes_are_explained() {
 #[test]
 fn a_world_with_a_broken_rubric_file_reports_it_and_loads_nothing() {
     let dir = common::copy_world(&common::mini_dir());
-    std::fs::write(dir.path().join("rubrics/nope.toml"), "format = 1\nversion = \"1\"\n").expect("write");
-    std::fs::write(dir.path().join("rubrics/frozen.toml"), "format = 1\nversion = \"1\"\n[[criteria]]\nid = \"x\"\n").expect("write");
+    std::fs::write(
+        dir.path().join("rubrics/nope.toml"),
+        "format = 1\nversion = \"1\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("rubrics/frozen.toml"),
+        "format = 1\nversion = \"1\"\n[[criteria]]\nid = \"x\"\n",
+    )
+    .expect("write");
     let world = Arc::new(World::load(dir.path()).expect("the world itself is fine"));
     match RubricSet::load(&world) {
         Err(Error::RubricInvalid { problems, .. }) => {
             let text: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
-            assert!(text.iter().any(|p| p.starts_with("rubrics/nope.toml") && p.contains("no task `nope`")), "{text:#?}");
-            assert!(text.iter().any(|p| p.starts_with("rubrics/frozen.toml") && p.contains("missing field")), "{text:#?}");
+            assert!(
+                text.iter()
+                    .any(|p| p.starts_with("rubrics/nope.toml") && p.contains("no task `nope`")),
+                "{text:#?}"
+            );
+            assert!(
+                text.iter()
+                    .any(|p| p.starts_with("rubrics/frozen.toml") && p.contains("missing field")),
+                "{text:#?}"
+            );
         }
         other => panic!("expected a rejection, got {other:?}"),
     }
@@ -363,14 +468,24 @@ fn a_world_with_a_broken_rubric_file_reports_it_and_loads_nothing() {
 fn editing_a_rubric_file_is_picked_up_and_changes_the_hash() {
     let dir = common::copy_world(&common::mini_dir());
     let world = Arc::new(World::load(dir.path()).expect("loads"));
-    let first = Rubric::load(&world, "frozen").expect("loads").expect("exists");
-    let again = Rubric::load(&world, "frozen").expect("loads").expect("exists");
+    let first = Rubric::load(&world, "frozen")
+        .expect("loads")
+        .expect("exists");
+    let again = Rubric::load(&world, "frozen")
+        .expect("loads")
+        .expect("exists");
     assert!(Arc::ptr_eq(&first, &again), "cached while unchanged");
     let path = dir.path().join("rubrics/frozen.toml");
-    let text = std::fs::read_to_string(&path).expect("read").replace("version = \"1\"", "version = \"2\"");
+    let text = std::fs::read_to_string(&path)
+        .expect("read")
+        .replace("version = \"1\"", "version = \"2\"");
     std::fs::write(&path, text).expect("write");
-    let edited = Rubric::load(&world, "frozen").expect("loads").expect("exists");
+    let edited = Rubric::load(&world, "frozen")
+        .expect("loads")
+        .expect("exists");
     assert_eq!(edited.version, "2");
     assert_ne!(edited.hash, first.hash);
-    assert!(Rubric::load(&world, "no-such-task").expect("no file is fine").is_none());
+    assert!(Rubric::load(&world, "no-such-task")
+        .expect("no file is fine")
+        .is_none());
 }

@@ -164,6 +164,13 @@ pub fn run() {
                 .build()?;
             Ok(())
         })
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { .. } = event {
+                if let Ok(service) = window.state::<AppState>().service() {
+                    service.pause_all();
+                }
+            }
+        })
         .invoke_handler(tauri::generate_handler![
             app_info,
             mark_interactive,

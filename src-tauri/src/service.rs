@@ -312,6 +312,19 @@ impl Service {
         })
     }
 
+    /// Pauses every episode open in this run, so that time with the app
+    /// closed is not counted as work. Called when the window closes.
+    pub fn pause_all(&self) {
+        let sessions: Vec<Session> = lock(&self.sessions).values().cloned().collect();
+        for session in sessions {
+            let mut r = lock(&session);
+            if r.record().status == EpisodeStatus::InProgress {
+                // Best effort: the app is closing either way.
+                let _ = r.pause();
+            }
+        }
+    }
+
     /// What the episode changed in the world and what was last said, for the
     /// expert to check before submitting.
     pub fn review(&self, id: &str) -> AppResult<ReviewView> {

@@ -109,13 +109,32 @@ fn check(dir: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
     let world = super::load_world(&dir)?;
     match RubricSet::load(&world) {
         Ok(set) => {
-            let missing: Vec<&String> = world.tasks.keys().filter(|t| set.get(t).is_none()).collect();
+            let missing: Vec<&String> = world
+                .tasks
+                .keys()
+                .filter(|t| set.get(t).is_none())
+                .collect();
             if json {
-                println!("{}", serde_json::json!({"ok": true, "rubrics": set.rubrics.len(), "tasks_without_rubric": missing, "problems": []}));
+                println!(
+                    "{}",
+                    serde_json::json!({"ok": true, "rubrics": set.rubrics.len(), "tasks_without_rubric": missing, "problems": []})
+                );
             } else {
-                println!("ok: {} rubric(s) for {} task(s) of {}", set.rubrics.len(), world.tasks.len(), world.meta.id);
+                println!(
+                    "ok: {} rubric(s) for {} task(s) of {}",
+                    set.rubrics.len(),
+                    world.tasks.len(),
+                    world.meta.id
+                );
                 if !missing.is_empty() {
-                    println!("tasks without a rubric: {}", missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "));
+                    println!(
+                        "tasks without a rubric: {}",
+                        missing
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -141,13 +160,21 @@ fn bar(len: usize, what: &str) -> ProgressBar {
     }
     let bar = ProgressBar::new(len as u64);
     bar.set_style(
-        ProgressStyle::with_template(&format!("{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
 }
 
-fn run_lint(dir: PathBuf, store: Option<PathBuf>, task: Option<String>, min: f64, json: bool) -> anyhow::Result<ExitCode> {
+fn run_lint(
+    dir: PathBuf,
+    store: Option<PathBuf>,
+    task: Option<String>,
+    min: f64,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     if !(0.0..=1.0).contains(&min) {
         anyhow::bail!("--min-mutation-score must be between 0 and 1, not {min}");
     }
@@ -158,16 +185,26 @@ fn run_lint(dir: PathBuf, store: Option<PathBuf>, task: Option<String>, min: f64
         task,
         min_mutation_score: min,
     };
-    let n = if options.task.is_some() { 1 } else { world.tasks.len() };
+    let n = if options.task.is_some() {
+        1
+    } else {
+        world.tasks.len()
+    };
     let progress = bar(n, "linting");
-    let report = lint::lint(&world, &rubrics, store.as_ref(), &options, &|| progress.inc(1))?;
+    let report = lint::lint(&world, &rubrics, store.as_ref(), &options, &|| {
+        progress.inc(1)
+    })?;
     progress.finish_and_clear();
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", render_report(&report));
     }
-    Ok(if report.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if report.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -186,16 +223,32 @@ fn fmt_range(r: [f64; 2]) -> String {
 pub fn render_report(r: &LintReport) -> String {
     let mut out = String::new();
     let width = r.tasks.iter().map(|t| t.task_id.len()).max().unwrap_or(10);
-    out.push_str(&format!("rubric lint: {} {} ({} task(s))\n", r.world_id, r.world_version, r.tasks.len()));
+    out.push_str(&format!(
+        "rubric lint: {} {} ({} task(s))\n",
+        r.world_id,
+        r.world_version,
+        r.tasks.len()
+    ));
     for t in &r.tasks {
         let gold = if t.gold.is_empty() {
             "none".to_string()
         } else {
-            t.gold.iter().map(|g| fmt_range(g.range)).collect::<Vec<_>>().join(",")
+            t.gold
+                .iter()
+                .map(|g| fmt_range(g.range))
+                .collect::<Vec<_>>()
+                .join(",")
         };
-        let nothing = t.do_nothing.as_ref().map_or("-".to_string(), |d| fmt_range(d.range));
+        let nothing = t
+            .do_nothing
+            .as_ref()
+            .map_or("-".to_string(), |d| fmt_range(d.range));
         let m = &t.mutation;
-        let eq = if m.equivalent > 0 { format!(", {} equivalent", m.equivalent) } else { String::new() };
+        let eq = if m.equivalent > 0 {
+            format!(", {} equivalent", m.equivalent)
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
             "  {} {:width$}  gold {gold}  do-nothing {nothing}  mutants {}/{} caught ({}){eq}\n",
             if t.ok { "ok  " } else { "FAIL" },
@@ -224,12 +277,20 @@ pub fn render_report(r: &LintReport) -> String {
     out
 }
 
-fn run_derive(dir: PathBuf, from_solution: bool, task: Option<String>, force: bool) -> anyhow::Result<ExitCode> {
+fn run_derive(
+    dir: PathBuf,
+    from_solution: bool,
+    task: Option<String>,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
     if !from_solution {
         anyhow::bail!("say what to derive from: --from-solution (the task's reference solution) is the only source so far");
     }
     let world = super::load_world(&dir)?;
-    let options = DeriveOptions { task, overwrite: force };
+    let options = DeriveOptions {
+        task,
+        overwrite: force,
+    };
     let summary = derive::derive_all(&world, &options)?;
     for s in &summary.skipped {
         eprintln!("skipped {s}");
@@ -243,15 +304,26 @@ fn run_derive(dir: PathBuf, from_solution: bool, task: Option<String>, force: bo
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_judge(dir: PathBuf, store: PathBuf, episode: String, criterion: String, met: bool, reason: String, judge: String) -> anyhow::Result<ExitCode> {
+fn run_judge(
+    dir: PathBuf,
+    store: PathBuf,
+    episode: String,
+    criterion: String,
+    met: bool,
+    reason: String,
+    judge: String,
+) -> anyhow::Result<ExitCode> {
     let world = super::load_world(&dir)?;
     let store = Store::open(&store)?;
     let record = store.episode(&episode)?;
     let rubric = Rubric::load(&world, &record.task_id)?
         .with_context(|| format!("task {} of episode {episode} has no rubric", record.task_id))?;
-    let c = rubric
-        .criterion(&criterion)
-        .with_context(|| format!("the rubric of task {} has no criterion `{criterion}`", record.task_id))?;
+    let c = rubric.criterion(&criterion).with_context(|| {
+        format!(
+            "the rubric of task {} has no criterion `{criterion}`",
+            record.task_id
+        )
+    })?;
     if c.kind != understudy::rubric::CriterionKind::Judged {
         anyhow::bail!("criterion `{criterion}` is checked automatically ({:?}); only judged criteria take a grade", c.kind);
     }
@@ -264,6 +336,9 @@ fn run_judge(dir: PathBuf, store: PathBuf, episode: String, criterion: String, m
         at: String::new(),
     };
     store.save_judgment(&episode, &j)?;
-    eprintln!("recorded: {criterion} {} for episode {episode}", if met { "met" } else { "not met" });
+    eprintln!(
+        "recorded: {criterion} {} for episode {episode}",
+        if met { "met" } else { "not met" }
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -61,20 +61,31 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             if !(args.judge_timeout.is_finite() && args.judge_timeout > 0.0) {
                 anyhow::bail!("--judge-timeout must be a number of seconds greater than 0");
             }
-            Some(JudgeCommand::parse(cmd, Duration::from_secs_f64(args.judge_timeout))?)
+            Some(JudgeCommand::parse(
+                cmd,
+                Duration::from_secs_f64(args.judge_timeout),
+            )?)
         }
         None => None,
     };
-    let (trajectories, source): (Vec<Trajectory>, String) = match (&args.input, &args.actor, &store) {
+    let (trajectories, source): (Vec<Trajectory>, String) = match (&args.input, &args.actor, &store)
+    {
         (Some(path), None, _) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
             let source = path.display().to_string();
-            (batch::parse_jsonl(&text, &source, &world, args.task_prefix.as_deref())?, source)
+            (
+                batch::parse_jsonl(&text, &source, &world, args.task_prefix.as_deref())?,
+                source,
+            )
         }
         (None, Some(actor), Some(store)) => {
             let t = batch::from_store(store, &world, actor)?;
             if t.is_empty() {
-                anyhow::bail!("the store has no finished episodes of `{actor}` in world {}", world.meta.id);
+                anyhow::bail!(
+                    "the store has no finished episodes of `{actor}` in world {}",
+                    world.meta.id
+                );
             }
             (t, format!("{} (actor {actor})", store.path().display()))
         }
@@ -88,21 +99,31 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(trajectories.len() as u64);
         bar.set_style(
-            ProgressStyle::with_template("{spinner} scoring [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} scoring [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar
     } else {
         ProgressBar::hidden()
     };
     let started = std::time::Instant::now();
-    let scores = batch::score_all(&world, &rubrics, &trajectories, judge.as_ref(), &|| bar.inc(1))?;
+    let scores = batch::score_all(&world, &rubrics, &trajectories, judge.as_ref(), &|| {
+        bar.inc(1)
+    })?;
     bar.finish_and_clear();
     let elapsed = started.elapsed();
 
     let mut buf = Vec::with_capacity(scores.len() * 1024);
     for (t, s) in trajectories.iter().zip(&scores) {
-        serde_json::to_writer(&mut buf, &ScoredLine { line: t.line, score: s })?;
+        serde_json::to_writer(
+            &mut buf,
+            &ScoredLine {
+                line: t.line,
+                score: s,
+            },
+        )?;
         buf.push(b'\n');
     }
     let to_stdout = args.output.as_os_str() == "-";
@@ -111,7 +132,8 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     } else {
         let tmp = args.output.with_extension("jsonl.partial");
         std::fs::write(&tmp, &buf).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &args.output).with_context(|| format!("writing {}", args.output.display()))?;
+        std::fs::rename(&tmp, &args.output)
+            .with_context(|| format!("writing {}", args.output.display()))?;
     }
     if args.save {
         if let Some(store) = &store {
@@ -131,14 +153,34 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         print!("{text}");
     }
     for s in &scores {
-        for c in s.criteria.iter().filter(|c| c.met.is_none() && c.error.is_some()) {
-            eprintln!("warning: {} ({}): {}", s.episode_id.as_deref().unwrap_or(&s.task_id), c.id, c.error.as_deref().unwrap_or(""));
+        for c in s
+            .criteria
+            .iter()
+            .filter(|c| c.met.is_none() && c.error.is_some())
+        {
+            eprintln!(
+                "warning: {} ({}): {}",
+                s.episode_id.as_deref().unwrap_or(&s.task_id),
+                c.id,
+                c.error.as_deref().unwrap_or("")
+            );
         }
     }
     if args.save {
-        eprintln!("saved {} score(s) to {}", scores.len(), args.store.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+        eprintln!(
+            "saved {} score(s) to {}",
+            scores.len(),
+            args.store
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
     }
-    Ok(if summary.judge_errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if summary.judge_errors > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {
@@ -154,23 +196,47 @@ fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {
     out.push_str(&format!(
         "mean {}  95% CI {}  (bootstrap, {} resamples, seed {})\n",
         f(s.mean),
-        s.ci95.map_or("n/a".to_string(), |c| format!("[{:.3}, {:.3}]", c[0], c[1])),
+        s.ci95
+            .map_or("n/a".to_string(), |c| format!("[{:.3}, {:.3}]", c[0], c[1])),
         s.bootstrap_resamples,
         s.bootstrap_seed
     ));
-    out.push_str(&format!("full marks {}\n", s.full_marks.map_or("n/a".to_string(), |v| format!("{:.1}%", v * 100.0))));
+    out.push_str(&format!(
+        "full marks {}\n",
+        s.full_marks
+            .map_or("n/a".to_string(), |v| format!("{:.1}%", v * 100.0))
+    ));
     if s.pass_k.iter().any(|p| p.k > 1) {
-        let parts: Vec<String> = s.pass_k.iter().map(|p| format!("pass^{} {:.3} ({} tasks)", p.k, p.value, p.tasks)).collect();
+        let parts: Vec<String> = s
+            .pass_k
+            .iter()
+            .map(|p| format!("pass^{} {:.3} ({} tasks)", p.k, p.value, p.tasks))
+            .collect();
         out.push_str(&format!("{}\n", parts.join("  ")));
     }
     if s.check_errors > 0 {
-        out.push_str(&format!("{} episode(s) had a check that could not run (counted against them)\n", s.check_errors));
+        out.push_str(&format!(
+            "{} episode(s) had a check that could not run (counted against them)\n",
+            s.check_errors
+        ));
     }
     if s.judge_errors > 0 {
-        out.push_str(&format!("{} judged criterion/criteria could not be graded by the judge (left pending)\n", s.judge_errors));
+        out.push_str(&format!(
+            "{} judged criterion/criteria could not be graded by the judge (left pending)\n",
+            s.judge_errors
+        ));
     }
-    let width = s.criteria.iter().map(|c| c.criterion_id.len()).max().unwrap_or(9).max(9);
-    out.push_str(&format!("\n{:width$}  {:>7}  {:>15}  {:>6}\n", "criterion", "points", "met/evaluated", "rate"));
+    let width = s
+        .criteria
+        .iter()
+        .map(|c| c.criterion_id.len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    out.push_str(&format!(
+        "\n{:width$}  {:>7}  {:>15}  {:>6}\n",
+        "criterion", "points", "met/evaluated", "rate"
+    ));
     const ROWS: usize = 25;
     for c in s.criteria.iter().take(ROWS) {
         out.push_str(&format!(
@@ -182,7 +248,10 @@ fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {
         ));
     }
     if s.criteria.len() > ROWS {
-        out.push_str(&format!("… {} more (see --json)\n", s.criteria.len() - ROWS));
+        out.push_str(&format!(
+            "… {} more (see --json)\n",
+            s.criteria.len() - ROWS
+        ));
     }
     out
 }

@@ -41,7 +41,12 @@ pub struct Trajectory {
 
 /// Parses a JSONL file of trajectories. Any bad line rejects the whole
 /// input, and every bad line is listed.
-pub fn parse_jsonl(text: &str, source: &str, world: &World, task_prefix: Option<&str>) -> Result<Vec<Trajectory>> {
+pub fn parse_jsonl(
+    text: &str,
+    source: &str,
+    world: &World,
+    task_prefix: Option<&str>,
+) -> Result<Vec<Trajectory>> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -71,21 +76,32 @@ pub fn parse_jsonl(text: &str, source: &str, world: &World, task_prefix: Option<
     Ok(out)
 }
 
-fn parse_line(line: &str, world: &World, task_prefix: Option<&str>) -> std::result::Result<Trajectory, String> {
+fn parse_line(
+    line: &str,
+    world: &World,
+    task_prefix: Option<&str>,
+) -> std::result::Result<Trajectory, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
     let obj = value.as_object().ok_or("expected a JSON object")?;
     // A native export nests the episode header; accept it flat too.
     let header = obj.get("episode").and_then(Value::as_object).unwrap_or(obj);
     if let Some(w) = header.get("world_id").and_then(Value::as_str) {
         if w != world.meta.id {
-            return Err(format!("the trajectory is from world `{w}`, not `{}`", world.meta.id));
+            return Err(format!(
+                "the trajectory is from world `{w}`, not `{}`",
+                world.meta.id
+            ));
         }
     }
     let seed = match header.get("seed") {
         None | Some(Value::Null) => 0,
         Some(v) => v.as_u64().ok_or("`seed` must be a whole number ≥ 0")?,
     };
-    let episode_id = header.get("id").or_else(|| obj.get("episode_id")).and_then(Value::as_str).map(str::to_string);
+    let episode_id = header
+        .get("id")
+        .or_else(|| obj.get("episode_id"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let actions: Vec<Action> = if let Some(steps) = obj.get("steps") {
         let steps = steps.as_array().ok_or("`steps` must be a list")?;
         let mut actions = Vec::new();
@@ -93,7 +109,9 @@ fn parse_line(line: &str, world: &World, task_prefix: Option<&str>) -> std::resu
             if s.get("retracted").and_then(Value::as_bool) == Some(true) {
                 continue;
             }
-            let a = s.get("action").ok_or_else(|| format!("step {}: no `action`", i + 1))?;
+            let a = s
+                .get("action")
+                .ok_or_else(|| format!("step {}: no `action`", i + 1))?;
             actions.push(Action::from_json(a).map_err(|e| format!("step {}: {e}", i + 1))?);
         }
         actions
@@ -104,7 +122,9 @@ fn parse_line(line: &str, world: &World, task_prefix: Option<&str>) -> std::resu
             .map(|(i, a)| Action::from_json(a).map_err(|e| format!("action {}: {e}", i + 1)))
             .collect::<std::result::Result<_, _>>()?
     } else {
-        return Err("expected `actions` (a list of actions) or `steps` (a native episode export)".into());
+        return Err(
+            "expected `actions` (a list of actions) or `steps` (a native episode export)".into(),
+        );
     };
     let task_id = match (header.get("task_id"), obj.get("task_index")) {
         (Some(t), _) => t.as_str().ok_or("`task_id` must be text")?.to_string(),
@@ -120,7 +140,10 @@ fn parse_line(line: &str, world: &World, task_prefix: Option<&str>) -> std::resu
         (None, None) => return Err("no `task_id` (or τ-bench `task_index`)".into()),
     };
     if world.task(&task_id).is_none() {
-        return Err(format!("there is no task `{task_id}` in world `{}`", world.meta.id));
+        return Err(format!(
+            "there is no task `{task_id}` in world `{}`",
+            world.meta.id
+        ));
     }
     let judgments = match obj.get("judgments") {
         None => Vec::new(),
@@ -149,7 +172,12 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<Traje
         if record.status.is_open() || world.task(&record.task_id).is_none() {
             continue;
         }
-        let actions = store.steps(&record.id)?.into_iter().filter(|s| !s.retracted).map(|s| s.action).collect();
+        let actions = store
+            .steps(&record.id)?
+            .into_iter()
+            .filter(|s| !s.retracted)
+            .map(|s| s.action)
+            .collect();
         out.push(Trajectory {
             line: None,
             judgments: store.judgments(&record.id)?,
@@ -168,8 +196,14 @@ pub fn check_rubrics(trajectories: &[Trajectory], rubrics: &RubricSet, source: &
         .iter()
         .filter(|t| rubrics.get(&t.task_id).is_none())
         .map(|t| match t.line {
-            Some(l) => format!("line {l}: task `{}` has no rubric (rubrics/{}.toml)", t.task_id, t.task_id),
-            None => format!("task `{}` has no rubric (rubrics/{}.toml)", t.task_id, t.task_id),
+            Some(l) => format!(
+                "line {l}: task `{}` has no rubric (rubrics/{}.toml)",
+                t.task_id, t.task_id
+            ),
+            None => format!(
+                "task `{}` has no rubric (rubrics/{}.toml)",
+                t.task_id, t.task_id
+            ),
         })
         .collect();
     if problems.is_empty() {
@@ -206,8 +240,16 @@ pub fn score_all(
         .collect()
 }
 
-fn score_one(world: &World, rubrics: &RubricSet, episode: &mut Episode, t: &Trajectory, judge: Option<&JudgeCommand>) -> Result<Score> {
-    let rubric = rubrics.get(&t.task_id).ok_or_else(|| Error::NotFound(format!("rubric of task {}", t.task_id)))?;
+fn score_one(
+    world: &World,
+    rubrics: &RubricSet,
+    episode: &mut Episode,
+    t: &Trajectory,
+    judge: Option<&JudgeCommand>,
+) -> Result<Score> {
+    let rubric = rubrics
+        .get(&t.task_id)
+        .ok_or_else(|| Error::NotFound(format!("rubric of task {}", t.task_id)))?;
     let r = replay(episode, &t.task_id, t.seed, &t.actions).map_err(|e| match t.line {
         Some(l) => Error::Other(format!("line {l}: {e}")),
         None => e,
@@ -220,8 +262,14 @@ fn score_one(world: &World, rubrics: &RubricSet, episode: &mut Episode, t: &Traj
         if !pending.is_empty() {
             let changes = episode.changes()?;
             for id in pending {
-                let Some(c) = rubric.criterion(&id).filter(|c| c.kind == CriterionKind::Judged) else { continue };
-                let request = judge::request(world, &t.task_id, c, &r.actions, &r.observations, &changes);
+                let Some(c) = rubric
+                    .criterion(&id)
+                    .filter(|c| c.kind == CriterionKind::Judged)
+                else {
+                    continue;
+                };
+                let request =
+                    judge::request(world, &t.task_id, c, &r.actions, &r.observations, &changes);
                 match judge.judge(c, &request) {
                     Ok(j) => {
                         score.apply_judgment(rubric, &j);
@@ -307,7 +355,11 @@ pub fn summarize(scores: &[Score], seed: u64) -> Summary {
     let max_n = per_task.values().map(|(n, _)| *n).max().unwrap_or(0);
     let pass_k = (1..=max_n.min(16))
         .map(|k| {
-            let eligible: Vec<f64> = per_task.values().filter(|(n, _)| *n >= k).map(|(n, c)| pass_hat_k(*n, *c, k)).collect();
+            let eligible: Vec<f64> = per_task
+                .values()
+                .filter(|(n, _)| *n >= k)
+                .map(|(n, c)| pass_hat_k(*n, *c, k))
+                .collect();
             PassK {
                 k,
                 tasks: eligible.len(),
@@ -322,7 +374,9 @@ pub fn summarize(scores: &[Score], seed: u64) -> Summary {
         for c in &s.criteria {
             let Some(met) = c.met else { continue };
             for e in [
-                by_task.entry((s.task_id.clone(), c.id.clone())).or_insert((c.points, 0, 0)),
+                by_task
+                    .entry((s.task_id.clone(), c.id.clone()))
+                    .or_insert((c.points, 0, 0)),
                 by_id.entry(c.id.clone()).or_insert((c.points, 0, 0)),
             ] {
                 e.2 += 1;
@@ -332,17 +386,26 @@ pub fn summarize(scores: &[Score], seed: u64) -> Summary {
             }
         }
     }
-    let rate = |task: Option<String>, id: String, (points, met, n): (f64, usize, usize)| CriterionRate {
-        task_id: task,
-        criterion_id: id,
-        points,
-        met,
-        evaluated: n,
-        rate: if n > 0 { met as f64 / n as f64 } else { 0.0 },
-    };
-    let mut criteria: Vec<CriterionRate> = by_id.into_iter().map(|(id, v)| rate(None, id, v)).collect();
-    criteria.sort_by(|a, b| a.rate.total_cmp(&b.rate).then_with(|| a.criterion_id.cmp(&b.criterion_id)));
-    let task_criteria = by_task.into_iter().map(|((t, id), v)| rate(Some(t), id, v)).collect();
+    let rate =
+        |task: Option<String>, id: String, (points, met, n): (f64, usize, usize)| CriterionRate {
+            task_id: task,
+            criterion_id: id,
+            points,
+            met,
+            evaluated: n,
+            rate: if n > 0 { met as f64 / n as f64 } else { 0.0 },
+        };
+    let mut criteria: Vec<CriterionRate> =
+        by_id.into_iter().map(|(id, v)| rate(None, id, v)).collect();
+    criteria.sort_by(|a, b| {
+        a.rate
+            .total_cmp(&b.rate)
+            .then_with(|| a.criterion_id.cmp(&b.criterion_id))
+    });
+    let task_criteria = by_task
+        .into_iter()
+        .map(|((t, id), v)| rate(Some(t), id, v))
+        .collect();
 
     Summary {
         episodes: scores.len(),
@@ -357,7 +420,11 @@ pub fn summarize(scores: &[Score], seed: u64) -> Summary {
         criteria,
         task_criteria,
         check_errors: scores.iter().filter(|s| !s.errors.is_empty()).count(),
-        judge_errors: scores.iter().flat_map(|s| &s.criteria).filter(|c| c.met.is_none() && c.error.is_some()).count(),
+        judge_errors: scores
+            .iter()
+            .flat_map(|s| &s.criteria)
+            .filter(|c| c.met.is_none() && c.error.is_some())
+            .count(),
     }
 }
 
@@ -367,7 +434,9 @@ pub fn pass_hat_k(n: usize, c: usize, k: usize) -> f64 {
     if k > n {
         return 0.0;
     }
-    (0..k).map(|i| c.saturating_sub(i) as f64 / (n - i) as f64).product()
+    (0..k)
+        .map(|i| c.saturating_sub(i) as f64 / (n - i) as f64)
+        .product()
 }
 
 /// SplitMix64: a tiny, well-known generator, so the interval is the same on
@@ -391,7 +460,12 @@ fn bootstrap_ci(values: &[f64], resamples: usize, seed: u64) -> Option<[f64; 2]>
     let n = values.len();
     let mut rng = SplitMix(seed);
     let mut means: Vec<f64> = (0..resamples)
-        .map(|_| (0..n).map(|_| values[(rng.next() % n as u64) as usize]).sum::<f64>() / n as f64)
+        .map(|_| {
+            (0..n)
+                .map(|_| values[(rng.next() % n as u64) as usize])
+                .sum::<f64>()
+                / n as f64
+        })
         .collect();
     means.sort_by(f64::total_cmp);
     let at = |q: f64| means[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];

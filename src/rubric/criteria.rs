@@ -49,14 +49,25 @@ pub enum CriterionKind {
 
 #[derive(Debug, Clone)]
 pub(crate) enum Check {
-    Query { sql: String, expect: Expect },
+    Query {
+        sql: String,
+        expect: Expect,
+    },
     /// Only these records may differ from the seed (`None` key: any record
     /// of the table).
-    Changes { only: Vec<(String, Option<String>)> },
+    Changes {
+        only: Vec<(String, Option<String>)>,
+    },
     Action(ActionCheck),
     /// `after`: only messages after the first step matching it count.
-    Message { within: Within, pattern: TextPattern, after: Option<Pattern> },
-    Judged { guidance: String },
+    Message {
+        within: Within,
+        pattern: TextPattern,
+        after: Option<Pattern>,
+    },
+    Judged {
+        guidance: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -68,7 +79,10 @@ pub(crate) enum Expect {
     Json(Value),
     /// The first column is NULL (`true`) or not (`false`).
     Null(bool),
-    Rows { min: usize, max: Option<usize> },
+    Rows {
+        min: usize,
+        max: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -175,7 +189,12 @@ pub(crate) struct Context<'a> {
 const EVIDENCE_ROWS: usize = 5;
 
 impl<'a> Context<'a> {
-    pub fn new(episode: &'a Episode, actions: &'a [Action], observations: &'a [Observation], judgments: &'a [Judgment]) -> Self {
+    pub fn new(
+        episode: &'a Episode,
+        actions: &'a [Action],
+        observations: &'a [Observation],
+        judgments: &'a [Judgment],
+    ) -> Self {
         Context {
             episode,
             actions,
@@ -199,10 +218,13 @@ impl<'a> Context<'a> {
     }
 
     fn messages(&self) -> impl Iterator<Item = (usize, &'a str)> + 'a {
-        self.actions.iter().enumerate().filter_map(|(i, a)| match a {
-            Action::Message { message } => Some((i, message.as_str())),
-            Action::Tool { .. } => None,
-        })
+        self.actions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| match a {
+                Action::Message { message } => Some((i, message.as_str())),
+                Action::Tool { .. } => None,
+            })
     }
 }
 
@@ -212,7 +234,11 @@ impl Criterion {
             Check::Query { sql, expect } => eval_query(cx, sql, expect),
             Check::Changes { only } => eval_changes(cx, only),
             Check::Action(a) => eval_action(cx, a),
-            Check::Message { within, pattern, after } => eval_message(cx, *within, pattern, after.as_ref()),
+            Check::Message {
+                within,
+                pattern,
+                after,
+            } => eval_message(cx, *within, pattern, after.as_ref()),
             Check::Judged { .. } => eval_judged(cx, self),
         }
     }
@@ -244,7 +270,10 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
                 None => format!("at least {min}"),
             };
             ev.expected = Some(format!("{want} row(s)"));
-            (ok, format!("the query returned {n} row(s); expected {want}"))
+            (
+                ok,
+                format!("the query returned {n} row(s); expected {want}"),
+            )
         }
         Expect::Null(want_null) => {
             let is_null = first.is_none_or(Value::is_null);
@@ -255,7 +284,10 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
                 None => "no row".to_string(),
                 Some(v) => compact(v),
             };
-            (is_null == *want_null, format!("the value is {got}; expected {want}"))
+            (
+                is_null == *want_null,
+                format!("the value is {got}; expected {want}"),
+            )
         }
         Expect::Value(m) => {
             let ok = first.is_some() && m.matches(first);
@@ -273,19 +305,32 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
                 other => other.clone(),
             });
             match got {
-                None => (false, "the query returned no row; expected the record".to_string()),
-                Some(got) if &got == want => (true, "the record equals the expected document".to_string()),
+                None => (
+                    false,
+                    "the query returned no row; expected the record".to_string(),
+                ),
+                Some(got) if &got == want => {
+                    (true, "the record equals the expected document".to_string())
+                }
                 Some(got) => {
                     let diff = first_difference(&got, want, "$");
                     ev.value = Some(got);
                     ev.expected = Some(shorten(&want.to_string(), 2000));
-                    (false, format!("the record differs from the expected document: {diff}"))
+                    (
+                        false,
+                        format!("the record differs from the expected document: {diff}"),
+                    )
                 }
             }
         }
     };
     if !met || !matches!(expect, Expect::Json(_)) {
-        ev.rows = Some(rows.iter().take(EVIDENCE_ROWS).map(|r| Value::Object(r.clone())).collect());
+        ev.rows = Some(
+            rows.iter()
+                .take(EVIDENCE_ROWS)
+                .map(|r| Value::Object(r.clone()))
+                .collect(),
+        );
     }
     ev.detail = detail;
     (Outcome::Met(met), ev)
@@ -298,7 +343,9 @@ pub(crate) fn first_difference(got: &Value, want: &Value, path: &str) -> String 
             for (k, wv) in w {
                 match g.get(k) {
                     None => return format!("{path}.{k} is missing (expected {})", compact(wv)),
-                    Some(gv) if gv != wv => return first_difference(gv, wv, &format!("{path}.{k}")),
+                    Some(gv) if gv != wv => {
+                        return first_difference(gv, wv, &format!("{path}.{k}"))
+                    }
                     _ => {}
                 }
             }
@@ -322,7 +369,12 @@ pub(crate) fn first_difference(got: &Value, want: &Value, path: &str) -> String 
 fn eval_changes(cx: &Context<'_>, only: &[(String, Option<String>)]) -> (Outcome, Evidence) {
     let changes = match cx.changes() {
         Ok(c) => c,
-        Err(e) => return (Outcome::Error(format!("the state diff failed: {e}")), Evidence::detail(e)),
+        Err(e) => {
+            return (
+                Outcome::Error(format!("the state diff failed: {e}")),
+                Evidence::detail(e),
+            )
+        }
     };
     let allowed = |table: &str, key: &str| {
         only.iter()
@@ -335,7 +387,14 @@ fn eval_changes(cx: &Context<'_>, only: &[(String, Option<String>)]) -> (Outcome
             .keys()
             .map(|k| (k.clone(), "added"))
             .chain(tc.changed.keys().map(|k| (k.clone(), "changed")))
-            .chain(tc.removed.iter().map(|k| (k.as_str().map(str::to_string).unwrap_or_else(|| k.to_string()), "removed")));
+            .chain(tc.removed.iter().map(|k| {
+                (
+                    k.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| k.to_string()),
+                    "removed",
+                )
+            }));
         for (key, change) in keys {
             if !allowed(table, &key) {
                 unexpected.push(ChangeRef {
@@ -349,7 +408,11 @@ fn eval_changes(cx: &Context<'_>, only: &[(String, Option<String>)]) -> (Outcome
     let detail = if unexpected.is_empty() {
         "no record changed outside the expected ones".to_string()
     } else {
-        let list: Vec<String> = unexpected.iter().take(5).map(|c| format!("{} {} {}", c.table, c.key, c.change)).collect();
+        let list: Vec<String> = unexpected
+            .iter()
+            .take(5)
+            .map(|c| format!("{} {} {}", c.table, c.key, c.change))
+            .collect();
         format!(
             "{} record(s) changed that should not have: {}{}",
             unexpected.len(),
@@ -370,9 +433,14 @@ fn args_match(args: &Map<String, Value>, matchers: &[(String, Matcher)]) -> bool
 impl Pattern {
     fn matches(&self, cx: &Context<'_>, i: usize) -> bool {
         match (self, &cx.actions[i]) {
-            (Pattern::Tool { tool, args, include_failed }, Action::Tool { tool: t, args: a }) => {
-                t == tool && (*include_failed || cx.succeeded(i)) && args_match(a, args)
-            }
+            (
+                Pattern::Tool {
+                    tool,
+                    args,
+                    include_failed,
+                },
+                Action::Tool { tool: t, args: a },
+            ) => t == tool && (*include_failed || cx.succeeded(i)) && args_match(a, args),
             (Pattern::Message(p), Action::Message { message }) => p.find(message).is_some(),
             _ => false,
         }
@@ -390,7 +458,9 @@ fn eval_action(cx: &Context<'_>, a: &ActionCheck) -> (Outcome, Evidence) {
     let mut counted = Vec::new();
     let mut failed = Vec::new();
     for (i, action) in cx.actions.iter().enumerate() {
-        let Action::Tool { tool, args } = action else { continue };
+        let Action::Tool { tool, args } = action else {
+            continue;
+        };
         if tool != &a.tool || !args_match(args, &a.args) {
             continue;
         }
@@ -406,24 +476,47 @@ fn eval_action(cx: &Context<'_>, a: &ActionCheck) -> (Outcome, Evidence) {
     if let Some(after) = &a.after {
         for &i in &counted {
             if !(0..i).any(|j| after.matches(cx, j)) {
-                violations.push((i, format!("step {} came without {} before it", i + 1, after.describe())));
+                violations.push((
+                    i,
+                    format!("step {} came without {} before it", i + 1, after.describe()),
+                ));
             }
         }
     }
     if let Some(before) = &a.before {
         for &i in &counted {
             if let Some(j) = (0..i).find(|&j| before.matches(cx, j)) {
-                violations.push((i, format!("step {} came after {} at step {}", i + 1, before.describe(), j + 1)));
+                violations.push((
+                    i,
+                    format!(
+                        "step {} came after {} at step {}",
+                        i + 1,
+                        before.describe(),
+                        j + 1
+                    ),
+                ));
             }
         }
     }
-    let steps_text = |v: &[usize]| v.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ");
+    let steps_text = |v: &[usize]| {
+        v.iter()
+            .map(|i| (i + 1).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut detail = match n {
         0 => format!("no {} call matched", a.tool),
-        _ => format!("{n} matching {} call(s), at step(s) {}", a.tool, steps_text(&counted)),
+        _ => format!(
+            "{n} matching {} call(s), at step(s) {}",
+            a.tool,
+            steps_text(&counted)
+        ),
     };
     if !failed.is_empty() {
-        detail.push_str(&format!("; failed call(s) not counted at step(s) {}", steps_text(&failed)));
+        detail.push_str(&format!(
+            "; failed call(s) not counted at step(s) {}",
+            steps_text(&failed)
+        ));
     }
     let want = match (a.min, a.max) {
         (0, Some(0)) => "none".to_string(),
@@ -449,13 +542,21 @@ fn eval_action(cx: &Context<'_>, a: &ActionCheck) -> (Outcome, Evidence) {
     (Outcome::Met(count_ok && violations.is_empty()), ev)
 }
 
-fn eval_message(cx: &Context<'_>, within: Within, pattern: &TextPattern, after: Option<&Pattern>) -> (Outcome, Evidence) {
+fn eval_message(
+    cx: &Context<'_>,
+    within: Within,
+    pattern: &TextPattern,
+    after: Option<&Pattern>,
+) -> (Outcome, Evidence) {
     let from = match after {
         None => 0,
         Some(p) => match (0..cx.actions.len()).find(|&i| p.matches(cx, i)) {
             Some(i) => i + 1,
             None => {
-                let mut ev = Evidence::detail(format!("no message can count: there was no {} to follow", p.describe()));
+                let mut ev = Evidence::detail(format!(
+                    "no message can count: there was no {} to follow",
+                    p.describe()
+                ));
                 ev.expected = Some(pattern.describe());
                 return (Outcome::Met(false), ev);
             }
@@ -463,7 +564,12 @@ fn eval_message(cx: &Context<'_>, within: Within, pattern: &TextPattern, after: 
     };
     let messages: Vec<(usize, &str)> = match within {
         Within::Any => cx.messages().filter(|(i, _)| *i >= from).collect(),
-        Within::Last => cx.messages().last().into_iter().filter(|(i, _)| *i >= from).collect(),
+        Within::Last => cx
+            .messages()
+            .last()
+            .into_iter()
+            .filter(|(i, _)| *i >= from)
+            .collect(),
     };
     let scope = match (within, after) {
         (Within::Last, _) => "the last message".to_string(),
@@ -472,7 +578,12 @@ fn eval_message(cx: &Context<'_>, within: Within, pattern: &TextPattern, after: 
     };
     for (i, text) in &messages {
         if let Some(found) = pattern.find(text) {
-            let mut ev = Evidence::detail(format!("step {} says {}: \"{}\"", i + 1, pattern.describe(), shorten(&found, 200)));
+            let mut ev = Evidence::detail(format!(
+                "step {} says {}: \"{}\"",
+                i + 1,
+                pattern.describe(),
+                shorten(&found, 200)
+            ));
             ev.steps = vec![*i];
             ev.excerpt = Some(excerpt_around(text, &found));
             return (Outcome::Met(true), ev);
@@ -481,7 +592,11 @@ fn eval_message(cx: &Context<'_>, within: Within, pattern: &TextPattern, after: 
     let detail = if messages.is_empty() {
         "no message was sent to the customer".to_string()
     } else {
-        format!("{} not found in {scope} ({} message(s) checked)", pattern.describe(), messages.len())
+        format!(
+            "{} not found in {scope} ({} message(s) checked)",
+            pattern.describe(),
+            messages.len()
+        )
     };
     let mut ev = Evidence::detail(detail);
     ev.expected = Some(pattern.describe());
@@ -490,12 +605,22 @@ fn eval_message(cx: &Context<'_>, within: Within, pattern: &TextPattern, after: 
 
 /// A short window of the message around what matched.
 fn excerpt_around(text: &str, found: &str) -> String {
-    let Some(pos) = text.find(found).or_else(|| text.to_lowercase().find(&found.to_lowercase())) else {
+    let Some(pos) = text
+        .find(found)
+        .or_else(|| text.to_lowercase().find(&found.to_lowercase()))
+    else {
         return shorten(text, 160);
     };
-    let start = text[..pos].char_indices().rev().nth(60).map_or(0, |(i, _)| i);
+    let start = text[..pos]
+        .char_indices()
+        .rev()
+        .nth(60)
+        .map_or(0, |(i, _)| i);
     let end_from = (pos + found.len()).min(text.len());
-    let end = text[end_from..].char_indices().nth(60).map_or(text.len(), |(i, _)| end_from + i);
+    let end = text[end_from..]
+        .char_indices()
+        .nth(60)
+        .map_or(text.len(), |(i, _)| end_from + i);
     let mut s = String::new();
     if start > 0 {
         s.push('…');

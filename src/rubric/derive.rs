@@ -55,7 +55,8 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
         }
     }
     let dir = world.root.join(RUBRICS_DIR);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     let templates = write_templates(world);
     let mut episode = Episode::new(Arc::clone(world))?;
     let mut summary = DeriveSummary::default();
@@ -69,13 +70,18 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
             continue;
         }
         if path.exists() && !options.overwrite {
-            summary.skipped.push(format!("{id}: {} exists (use --force to replace it)", path.display()));
+            summary.skipped.push(format!(
+                "{id}: {} exists (use --force to replace it)",
+                path.display()
+            ));
             continue;
         }
         let text = derive_task(world, &mut episode, task, &templates)?;
         let tmp = path.with_extension("toml.partial");
-        std::fs::write(&tmp, &text).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        std::fs::write(&tmp, &text)
+            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+        std::fs::rename(&tmp, &path)
+            .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
         summary.written.push(path);
     }
     Ok(summary)
@@ -85,7 +91,11 @@ fn solution(task: &TaskSpec) -> Result<Vec<Action>> {
     task.solution
         .iter()
         .enumerate()
-        .map(|(i, a)| Action::from_json(a).map_err(|e| Error::Other(format!("task {}: solution step {}: {e}", task.id, i + 1))))
+        .map(|(i, a)| {
+            Action::from_json(a).map_err(|e| {
+                Error::Other(format!("task {}: solution step {}: {e}", task.id, i + 1))
+            })
+        })
         .collect()
 }
 
@@ -96,9 +106,19 @@ fn write_templates(world: &World) -> Vec<Action> {
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut out = Vec::new();
     for task in world.tasks.values() {
-        for a in task.solution.iter().filter_map(|a| Action::from_json(a).ok()) {
-            let Action::Tool { tool, .. } = &a else { continue };
-            if world.tools.get(tool).is_none_or(|t| t.kind != ToolKind::Write) {
+        for a in task
+            .solution
+            .iter()
+            .filter_map(|a| Action::from_json(a).ok())
+        {
+            let Action::Tool { tool, .. } = &a else {
+                continue;
+            };
+            if world
+                .tools
+                .get(tool)
+                .is_none_or(|t| t.kind != ToolKind::Write)
+            {
                 continue;
             }
             if seen.insert(tool.clone(), ()).is_none() {
@@ -122,13 +142,23 @@ fn touched(changes: &Changes) -> Touched {
             out.insert((table.clone(), k.clone()));
         }
         for k in &tc.removed {
-            out.insert((table.clone(), k.as_str().map(str::to_string).unwrap_or_else(|| k.to_string())));
+            out.insert((
+                table.clone(),
+                k.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| k.to_string()),
+            ));
         }
     }
     out
 }
 
-fn derive_task(world: &Arc<World>, episode: &mut Episode, task: &TaskSpec, templates: &[Action]) -> Result<String> {
+fn derive_task(
+    world: &Arc<World>,
+    episode: &mut Episode,
+    task: &TaskSpec,
+    templates: &[Action],
+) -> Result<String> {
     let gold = solution(task)?;
     let r = replay(episode, &task.id, 0, &gold)?;
     let changes = episode.changes()?;
@@ -138,7 +168,16 @@ fn derive_task(world: &Arc<World>, episode: &mut Episode, task: &TaskSpec, templ
         "# Derived from the reference solution of task {} by `understudy rubric derive --from-solution`.\n# Edit freely: `understudy rubric lint` re-checks it against gold, do-nothing and mutants.\n",
         task.id
     ));
-    out.push_str(&format!("format = 1\ntask = {}\nversion = \"1\"\ntitle = {}\n", q(&task.id), q(&task.title)));
+    out.push_str(&format!(
+        "format = 1\ntask = {}\nversion = \"1\"\ntitle = {}\n",
+        q(&task.id),
+        q(&task.title)
+    ));
+    if !task.outputs.is_empty() {
+        // Gold actions do the work but never reply; the gold run below adds
+        // the reply with the required outputs.
+        out.push_str("notes = \"The reference solution never tells the user the required outputs, so it is not a full-marks run; the [[gold]] run is the solution plus a reply saying them.\"\nsolution_is_gold = false\n");
+    }
     let mut ids: BTreeSet<String> = BTreeSet::new();
     let mut unique = |base: String| {
         let mut id = base.clone();
@@ -151,11 +190,18 @@ fn derive_task(world: &Arc<World>, episode: &mut Episode, task: &TaskSpec, templ
     };
 
     for (table, tc) in &changes {
-        let Some(info) = world.table(table) else { continue };
+        let Some(info) = world.table(table) else {
+            continue;
+        };
         let key_col = info.key_column.clone();
         let target = |key: &str| match &key_col {
             Some(k) => format!("{} = {}", ident(k), sql_str(key)),
-            None => format!("rowid = {}", key.parse::<i64>().map(|n| n.to_string()).unwrap_or_else(|_| sql_str(key))),
+            None => format!(
+                "rowid = {}",
+                key.parse::<i64>()
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|_| sql_str(key))
+            ),
         };
         let select = match &info.document_column {
             Some(doc) => ident(doc),
@@ -163,12 +209,19 @@ fn derive_task(world: &Arc<World>, episode: &mut Episode, task: &TaskSpec, templ
                 let cols = table_columns(episode, table)?;
                 format!(
                     "json_object({})",
-                    cols.iter().map(|c| format!("{}, {}", sql_str(c), ident(c))).collect::<Vec<_>>().join(", ")
+                    cols.iter()
+                        .map(|c| format!("{}, {}", sql_str(c), ident(c)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             }
         };
         for (key, record) in tc.added.iter().chain(tc.changed.iter()) {
-            let verb = if tc.added.contains_key(key) { "exists and equals" } else { "ends exactly as" };
+            let verb = if tc.added.contains_key(key) {
+                "exists and equals"
+            } else {
+                "ends exactly as"
+            };
             let id = unique(format!("{}-{}", slug(table), slug(key)));
             out.push_str(&format!(
                 "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"state\"\nquery = {}\nexpect = {{ json = {} }}\npoints = 1\n",
@@ -179,7 +232,10 @@ fn derive_task(world: &Arc<World>, episode: &mut Episode, task: &TaskSpec, templ
             ));
         }
         for key in &tc.removed {
-            let key = key.as_str().map(str::to_string).unwrap_or_else(|| key.to_string());
+            let key = key
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| key.to_string());
             let id = unique(format!("{}-{}-removed", slug(table), slug(&key)));
             out.push_str(&format!(
                 "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"state\"\nquery = {}\nexpect = {{ rows = 0 }}\npoints = 1\n",
@@ -223,44 +279,126 @@ fn derive_task(world: &Arc<World>, episode: &mut Episode, task: &TaskSpec, templ
     }
 
     if gold_set.is_empty() {
+        // Gold changes nothing, so the state cannot tell it from doing
+        // nothing: grade the calls it makes (its writes, refused or not;
+        // without writes, its look-ups). Free text is left open: any
+        // wording of a summary or a reason will do.
+        let is_write = |t: &str| {
+            world
+                .tools
+                .get(t)
+                .is_some_and(|x| x.kind == ToolKind::Write)
+        };
+        let writes = r
+            .actions
+            .iter()
+            .any(|a| a.tool_name().is_some_and(is_write));
+        let mut seen: Vec<&Action> = Vec::new();
         for (i, a) in r.actions.iter().enumerate() {
-            let Action::Tool { tool, args } = a else { continue };
-            if world.tools.get(tool).is_none_or(|t| t.kind != ToolKind::Write) {
+            let Action::Tool { tool, args } = a else {
+                continue;
+            };
+            if is_write(tool) != writes || seen.contains(&a) {
                 continue;
             }
-            let id = unique(format!("attempt-{}", slug(tool)));
-            let outcome = if r.observations.get(i).is_some_and(|o| o.ok) { "succeeds" } else { "is refused, as in the gold run" };
+            seen.push(a);
+            let exact: Map<String, Value> = args
+                .iter()
+                .filter(|(_, v)| {
+                    !v.as_str()
+                        .is_some_and(|s| s.trim().contains(char::is_whitespace))
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let (id, description) = if writes {
+                let outcome = if r.observations.get(i).is_some_and(|o| o.ok) {
+                    "succeeds"
+                } else {
+                    "is refused, as in the gold run"
+                };
+                (
+                    format!("attempt-{}", slug(tool)),
+                    format!(
+                        "Makes the gold run's {tool} call with the same arguments (it {outcome})."
+                    ),
+                )
+            } else {
+                (
+                    format!("looked-up-{}", slug(tool)),
+                    format!(
+                        "Checks the facts first, as the gold run does: {tool} {}.",
+                        super::matchers::compact(&Value::Object(exact.clone()))
+                    ),
+                )
+            };
             out.push_str(&format!(
-                "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"action\"\ntool = {}\nargs = {}\ninclude_failed = true\npoints = 1\n",
-                q(&id),
-                q(&format!("Makes the gold run's {tool} call with the same arguments (it {outcome}).")),
+                "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"action\"\ntool = {}\nargs = {}\n{}points = 1\n",
+                q(&unique(id)),
+                q(&description),
                 q(tool),
-                inline(&Value::Object(args.clone())),
+                inline(&Value::Object(exact)),
+                if writes { "include_failed = true\n" } else { "" },
             ));
         }
     }
 
-    if let Some((action, changed)) = find_forbidden(world, episode, task, &gold, &gold_set, templates)? {
-        if let Action::Tool { tool, args } = &action {
-            out.push_str(&format!(
-                "\n[[forbidden]]\ntool = {}\nargs = {}\nwhy = {}\n",
-                q(tool),
-                inline(&Value::Object(args.clone())),
-                q(&format!("changes {changed}, which the task does not ask for")),
-            ));
-        }
+    if !task.outputs.is_empty() {
+        let mut actions: Vec<Value> = gold.iter().map(Action::to_json).collect();
+        let reply = Action::message(format!(
+            "Here is what you asked for: {}.",
+            task.outputs.join("; ")
+        ))
+        .to_json();
+        let at = match gold.last() {
+            Some(Action::Tool { tool, .. })
+                if world.tools.get(tool).is_some_and(|t| t.ends_episode) =>
+            {
+                actions.len() - 1
+            }
+            _ => actions.len(),
+        };
+        actions.insert(at, reply);
+        out.push_str(&format!(
+            "\n[[gold]]\nwhy = \"The reference solution, plus a reply that says the required outputs.\"\nactions = [\n{}\n]\n",
+            actions.iter().map(|a| format!("  {},", inline(a))).collect::<Vec<_>>().join("\n")
+        ));
+    }
+
+    if let Some((Action::Tool { tool, args }, changed)) =
+        find_forbidden(world, episode, task, &gold, &gold_set, templates)?
+    {
+        out.push_str(&format!(
+            "\n[[forbidden]]\ntool = {}\nargs = {}\nwhy = {}\n",
+            q(&tool),
+            inline(&Value::Object(args)),
+            q(&format!(
+                "changes {changed}, which the task does not ask for"
+            )),
+        ));
     }
     Ok(out)
 }
 
 fn table_columns(episode: &Episode, table: &str) -> Result<Vec<String>> {
-    let rows = episode.query(&format!("SELECT name FROM pragma_table_info({})", sql_str(table)), &Map::new());
+    let rows = episode.query(
+        &format!("SELECT name FROM pragma_table_info({})", sql_str(table)),
+        &Map::new(),
+    );
     match rows {
-        Ok(rows) => Ok(rows.iter().filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string)).collect()),
+        Ok(rows) => Ok(rows
+            .iter()
+            .filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect()),
         // Some sandboxes refuse pragma functions: fall back to a row's keys.
         Err(_) => {
-            let rows = episode.query(&format!("SELECT * FROM {} LIMIT 1", ident(table)), &Map::new())?;
-            Ok(rows.first().map(|r| r.keys().cloned().collect()).unwrap_or_default())
+            let rows = episode.query(
+                &format!("SELECT * FROM {} LIMIT 1", ident(table)),
+                &Map::new(),
+            )?;
+            Ok(rows
+                .first()
+                .map(|r| r.keys().cloned().collect())
+                .unwrap_or_default())
         }
     }
 }
@@ -282,8 +420,22 @@ fn find_forbidden(
         .collect();
     // Values that name this task's records: the task's own, and gold's
     // arguments that are record keys.
-    let mut related: Vec<String> = task.records.iter().filter_map(|r| r.key.as_str().map(str::to_string)).collect();
-    let mut calls: Vec<&Action> = gold.iter().filter(|a| a.tool_name().is_some_and(|t| world.tools.get(t).is_some_and(|x| x.kind == ToolKind::Write))).collect();
+    let mut related: Vec<String> = task
+        .records
+        .iter()
+        .filter_map(|r| r.key.as_str().map(str::to_string))
+        .collect();
+    let mut calls: Vec<&Action> = gold
+        .iter()
+        .filter(|a| {
+            a.tool_name().is_some_and(|t| {
+                world
+                    .tools
+                    .get(t)
+                    .is_some_and(|x| x.kind == ToolKind::Write)
+            })
+        })
+        .collect();
     calls.extend(templates.iter());
     let mut table_of: HashMap<String, Option<&str>> = HashMap::new();
     let mut lookup = |episode: &Episode, v: &str| -> Option<&str> {
@@ -292,7 +444,15 @@ fn find_forbidden(
         }
         let found = keyed.iter().find(|(t, k)| {
             episode
-                .query(&format!("SELECT 1 FROM {} WHERE {} = {} LIMIT 1", ident(t), ident(k), sql_str(v)), &Map::new())
+                .query(
+                    &format!(
+                        "SELECT 1 FROM {} WHERE {} = {} LIMIT 1",
+                        ident(t),
+                        ident(k),
+                        sql_str(v)
+                    ),
+                    &Map::new(),
+                )
                 .is_ok_and(|r| !r.is_empty())
         });
         let t = found.map(|(t, _)| *t);
@@ -312,14 +472,23 @@ fn find_forbidden(
     }
     let mut tries = 0;
     for call in calls {
-        let Action::Tool { tool, args } = call else { continue };
+        let Action::Tool { tool, args } = call else {
+            continue;
+        };
         for (name, value) in args {
             let Some(v) = value.as_str() else { continue };
             episode.reset(&task.id, 0)?;
-            let Some(table) = lookup(episode, v) else { continue };
-            let Some(info) = world.table(table) else { continue };
+            let Some(table) = lookup(episode, v) else {
+                continue;
+            };
+            let Some(info) = world.table(table) else {
+                continue;
+            };
             let key_col = info.key_column.clone().unwrap_or_else(|| "rowid".into());
-            let text_col = info.document_column.clone().unwrap_or_else(|| key_col.clone());
+            let text_col = info
+                .document_column
+                .clone()
+                .unwrap_or_else(|| key_col.clone());
             let mut candidates: Vec<String> = Vec::new();
             // Records that mention this task's records first (another order
             // of the same customer), then the table's first records.
@@ -335,11 +504,18 @@ fn find_forbidden(
                     )
                 })
                 .collect();
-            queries.push(format!("SELECT {k} AS k FROM {t} ORDER BY rowid LIMIT 12", k = ident(&key_col), t = ident(table)));
+            queries.push(format!(
+                "SELECT {k} AS k FROM {t} ORDER BY rowid LIMIT 12",
+                k = ident(&key_col),
+                t = ident(table)
+            ));
             for sql in &queries {
                 for row in episode.query(sql, &Map::new()).unwrap_or_default() {
                     if let Some(k) = row.get("k").and_then(Value::as_str) {
-                        if k != v && !gold_set.contains(&(table.to_string(), k.to_string())) && !candidates.iter().any(|c| c == k) {
+                        if k != v
+                            && !gold_set.contains(&(table.to_string(), k.to_string()))
+                            && !candidates.iter().any(|c| c == k)
+                        {
                             candidates.push(k.to_string());
                         }
                     }
@@ -357,9 +533,18 @@ fn find_forbidden(
                     args: new_args,
                 };
                 let mut actions = gold.to_vec();
-                actions.push(candidate.clone());
+                // Before a final step that ends the episode, as lint does.
+                let at = match gold.last() {
+                    Some(Action::Tool { tool: t, .. })
+                        if world.tools.get(t).is_some_and(|x| x.ends_episode) =>
+                    {
+                        gold.len() - 1
+                    }
+                    _ => gold.len(),
+                };
+                actions.insert(at, candidate.clone());
                 let r = replay(episode, &task.id, 0, &actions)?;
-                if r.ignored > 0 || !r.observations.last().is_some_and(|o| o.ok) {
+                if r.ignored > 0 || !r.observations.get(at).is_some_and(|o| o.ok) {
                     continue;
                 }
                 let after = touched(&episode.changes()?);
@@ -429,7 +614,14 @@ fn inline(v: &Value) -> String {
                 .iter()
                 .filter(|(_, v)| !v.is_null())
                 .map(|(k, v)| {
-                    let key = if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') { k.clone() } else { q(k) };
+                    let key = if !k.is_empty()
+                        && k.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    {
+                        k.clone()
+                    } else {
+                        q(k)
+                    };
                     format!("{key} = {}", inline(v))
                 })
                 .collect();
@@ -453,7 +645,10 @@ mod tests {
         let text = format!("v = {}", inline(&v));
         let parsed: toml::Table = toml::from_str(&text).expect("valid TOML");
         let back = super::super::matchers::toml_to_json(&parsed["v"]);
-        assert_eq!(back, json!({"a": 1, "b": 2.0, "c": "x\"y", "d": [true, {"e": 0.1}], "weird key": 1}));
+        assert_eq!(
+            back,
+            json!({"a": 1, "b": 2.0, "c": "x\"y", "d": [true, {"e": 0.1}], "weird key": 1})
+        );
         assert_eq!(slug("#W6067464"), "w6067464");
         assert_eq!(singular("orders"), "Order");
     }

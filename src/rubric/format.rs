@@ -30,6 +30,27 @@ pub struct RubricToml {
     /// Actions the policy forbids in this task, tried by lint as mutants.
     #[serde(default)]
     pub forbidden: Vec<Spanned<ForbiddenToml>>,
+    /// Runs the annotator vouches for (they must score 1.0), for tasks whose
+    /// reference solution is missing or not the whole story.
+    #[serde(default)]
+    pub gold: Vec<Spanned<GoldToml>>,
+    /// `false` when the task's reference solution is not a full-marks run
+    /// (e.g. τ-bench gold actions never say the required outputs); lint then
+    /// checks the `[[gold]]` runs instead.
+    #[serde(default = "yes")]
+    pub solution_is_gold: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoldToml {
+    pub actions: Vec<toml::Value>,
+    #[serde(default)]
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

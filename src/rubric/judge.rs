@@ -51,13 +51,16 @@ impl JudgeCommand {
     /// Splits a command line on whitespace, honouring single and double
     /// quotes (no other shell syntax: the command is not run by a shell).
     pub fn parse(command_line: &str, timeout: Duration) -> Result<JudgeCommand> {
-        let words = split_words(command_line).map_err(|e| Error::Other(format!("judge command: {e}")))?;
+        let words =
+            split_words(command_line).map_err(|e| Error::Other(format!("judge command: {e}")))?;
         let mut words = words.into_iter();
         let program = words
             .next()
             .ok_or_else(|| Error::Other("judge command: the command line is empty".into()))?;
         if timeout.is_zero() {
-            return Err(Error::Other("judge command: the timeout must be more than 0 seconds".into()));
+            return Err(Error::Other(
+                "judge command: the timeout must be more than 0 seconds".into(),
+            ));
         }
         Ok(JudgeCommand {
             program,
@@ -73,8 +76,10 @@ impl JudgeCommand {
     /// Runs the judge on one criterion and returns its judgment, or an
     /// error that names the criterion and says what went wrong.
     pub fn judge(&self, criterion: &Criterion, request: &Value) -> Result<Judgment> {
-        let fail = |what: String| Error::Other(format!("judge for criterion `{}`: {what}", criterion.id));
-        let input = serde_json::to_vec(request).map_err(|e| fail(format!("cannot encode the request: {e}")))?;
+        let fail =
+            |what: String| Error::Other(format!("judge for criterion `{}`: {what}", criterion.id));
+        let input = serde_json::to_vec(request)
+            .map_err(|e| fail(format!("cannot encode the request: {e}")))?;
         let mut child = Command::new(&self.program)
             .args(&self.args)
             .stdin(Stdio::piped())
@@ -132,7 +137,11 @@ impl JudgeCommand {
             return Err(fail(format!(
                 "`{}` exited with {status}{}",
                 self.program,
-                if stderr.trim().is_empty() { String::new() } else { format!(": {}", stderr.trim()) }
+                if stderr.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", stderr.trim())
+                }
             )));
         }
         let text = String::from_utf8_lossy(&out);
@@ -152,8 +161,11 @@ impl JudgeCommand {
 fn parse_verdict(text: &str) -> std::result::Result<(bool, String), String> {
     let shown = super::matchers::shorten(text.trim(), 200);
     let expected = r#"expected one JSON object {"met": true|false, "reason": "..."} on stdout"#;
-    let value: Value = serde_json::from_str(text.trim()).map_err(|_| format!("{expected}, got {shown:?}"))?;
-    let obj = value.as_object().ok_or_else(|| format!("{expected}, got {shown:?}"))?;
+    let value: Value =
+        serde_json::from_str(text.trim()).map_err(|_| format!("{expected}, got {shown:?}"))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| format!("{expected}, got {shown:?}"))?;
     let met = obj
         .get("met")
         .and_then(Value::as_bool)
@@ -258,17 +270,29 @@ mod tests {
 
     #[test]
     fn command_lines_split_like_a_shell_would() {
-        assert_eq!(split_words("python3 -c 'print(1 + 1)'").unwrap(), vec!["python3", "-c", "print(1 + 1)"]);
+        assert_eq!(
+            split_words("python3 -c 'print(1 + 1)'").unwrap(),
+            vec!["python3", "-c", "print(1 + 1)"]
+        );
         assert_eq!(split_words(r#"a "b c" d"#).unwrap(), vec!["a", "b c", "d"]);
         assert!(split_words("a 'b").is_err());
     }
 
     #[test]
     fn verdicts_must_have_the_documented_shape() {
-        assert_eq!(parse_verdict(r#" {"met": true, "reason": "polite"} "#).unwrap(), (true, "polite".to_string()));
-        assert!(parse_verdict("yes").unwrap_err().contains("expected one JSON object"));
-        assert!(parse_verdict(r#"{"met": "yes", "reason": "x"}"#).unwrap_err().contains("`met`"));
-        assert!(parse_verdict(r#"{"met": false}"#).unwrap_err().contains("`reason`"));
+        assert_eq!(
+            parse_verdict(r#" {"met": true, "reason": "polite"} "#).unwrap(),
+            (true, "polite".to_string())
+        );
+        assert!(parse_verdict("yes")
+            .unwrap_err()
+            .contains("expected one JSON object"));
+        assert!(parse_verdict(r#"{"met": "yes", "reason": "x"}"#)
+            .unwrap_err()
+            .contains("`met`"));
+        assert!(parse_verdict(r#"{"met": false}"#)
+            .unwrap_err()
+            .contains("`reason`"));
         assert!(parse_verdict(r#"[1]"#).is_err());
     }
 }

@@ -1,7 +1,8 @@
 //! Rubric lint: is the rubric right about the runs we know the answer to?
 //!
-//! For each task: (a) every gold trajectory (the task's reference solution
-//! and the approved episodes in the store) scores 1.0; (b) doing nothing
+//! For each task: (a) every gold trajectory (the task's reference solution,
+//! the rubric's own `[[gold]]` runs and the approved episodes in the
+//! store) scores 1.0; (b) doing nothing
 //! scores 0; (c) mutants of the gold run (see [`super::mutations`]) score
 //! below it — the mutation score is caught / counted, and survivors are
 //! listed so the annotator sees which behaviour the rubric does not notice;
@@ -123,8 +124,18 @@ impl RunResult {
             source,
             value: s.value,
             range: s.range,
-            unmet: s.criteria.iter().filter(|c| c.points >= 0.0 && c.met == Some(false)).map(|c| c.id.clone()).collect(),
-            penalized: s.criteria.iter().filter(|c| c.points < 0.0 && c.met == Some(true)).map(|c| c.id.clone()).collect(),
+            unmet: s
+                .criteria
+                .iter()
+                .filter(|c| c.points >= 0.0 && c.met == Some(false))
+                .map(|c| c.id.clone())
+                .collect(),
+            penalized: s
+                .criteria
+                .iter()
+                .filter(|c| c.points < 0.0 && c.met == Some(true))
+                .map(|c| c.id.clone())
+                .collect(),
             failed_gates: s.failed_gates.clone(),
             errors: s.errors.clone(),
             pending: s.pending.clone(),
@@ -147,7 +158,12 @@ struct Run {
     messages: Vec<String>,
 }
 
-fn run(episode: &mut Episode, rubric: &super::Rubric, seed: u64, actions: &[Action]) -> Result<Run> {
+fn run(
+    episode: &mut Episode,
+    rubric: &super::Rubric,
+    seed: u64,
+    actions: &[Action],
+) -> Result<Run> {
     let r = replay(episode, &rubric.task_id, seed, actions)?;
     let mut score = score_episode(rubric, episode, &r.actions, &r.observations);
     score.ignored_actions = r.ignored;
@@ -178,7 +194,10 @@ pub fn gold_runs(world: &World, store: Option<&Store>) -> Result<Vec<(String, Go
             .solution
             .iter()
             .enumerate()
-            .map(|(i, a)| Action::from_json(a).map_err(|e| Error::Other(format!("task {id}: solution step {}: {e}", i + 1))))
+            .map(|(i, a)| {
+                Action::from_json(a)
+                    .map_err(|e| Error::Other(format!("task {id}: solution step {}: {e}", i + 1)))
+            })
             .collect::<Result<Vec<_>>>()?;
         out.push((
             id.clone(),
@@ -200,10 +219,17 @@ pub fn gold_runs(world: &World, store: Option<&Store>) -> Result<Vec<(String, Go
                 continue;
             }
             let steps = store.steps(&record.id)?;
-            let actions = steps.into_iter().filter(|s| !s.retracted).map(|s| s.action).collect();
+            let actions = steps
+                .into_iter()
+                .filter(|s| !s.retracted)
+                .map(|s| s.action)
+                .collect();
             let mut source = format!("episode {}", record.id);
             if record.world_hash != world.content_hash {
-                source.push_str(&format!(" (recorded in world version {}, replayed in {})", record.world_version, world.meta.version));
+                source.push_str(&format!(
+                    " (recorded in world version {}, replayed in {})",
+                    record.world_version, world.meta.version
+                ));
             }
             out.push((
                 record.task_id.clone(),
@@ -219,7 +245,13 @@ pub fn gold_runs(world: &World, store: Option<&Store>) -> Result<Vec<(String, Go
 }
 
 /// Lints every task of `world` (or the one in `options`).
-pub fn lint(world: &Arc<World>, rubrics: &RubricSet, store: Option<&Store>, options: &LintOptions, progress: &(dyn Fn() + Sync)) -> Result<LintReport> {
+pub fn lint(
+    world: &Arc<World>,
+    rubrics: &RubricSet,
+    store: Option<&Store>,
+    options: &LintOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<LintReport> {
     if let Some(t) = &options.task {
         if world.task(t).is_none() {
             return Err(Error::UnknownTask {
@@ -229,7 +261,11 @@ pub fn lint(world: &Arc<World>, rubrics: &RubricSet, store: Option<&Store>, opti
         }
     }
     let golds = gold_runs(world, store)?;
-    let tasks: Vec<&String> = world.tasks.keys().filter(|t| options.task.as_ref().is_none_or(|only| only == *t)).collect();
+    let tasks: Vec<&String> = world
+        .tasks
+        .keys()
+        .filter(|t| options.task.as_ref().is_none_or(|only| only == *t))
+        .collect();
     let results: Vec<TaskLint> = tasks
         .par_iter()
         .map_init(
@@ -237,7 +273,11 @@ pub fn lint(world: &Arc<World>, rubrics: &RubricSet, store: Option<&Store>, opti
             |episode, task_id| {
                 let out = match episode {
                     Ok(ep) => {
-                        let mine: Vec<&Gold> = golds.iter().filter(|(t, _)| t == *task_id).map(|(_, g)| g).collect();
+                        let mine: Vec<&Gold> = golds
+                            .iter()
+                            .filter(|(t, _)| t == *task_id)
+                            .map(|(_, g)| g)
+                            .collect();
                         lint_task(world, rubrics, ep, task_id, &mine, options)
                     }
                     Err(e) => Err(Error::Other(e.to_string())),
@@ -268,7 +308,14 @@ pub fn lint(world: &Arc<World>, rubrics: &RubricSet, store: Option<&Store>, opti
 
 const EPS: f64 = 1e-9;
 
-fn lint_task(world: &World, rubrics: &RubricSet, episode: &mut Episode, task_id: &str, golds: &[&Gold], options: &LintOptions) -> Result<TaskLint> {
+fn lint_task(
+    world: &World,
+    rubrics: &RubricSet,
+    episode: &mut Episode,
+    task_id: &str,
+    golds: &[&Gold],
+    options: &LintOptions,
+) -> Result<TaskLint> {
     let mut lint = TaskLint {
         task_id: task_id.to_string(),
         ok: false,
@@ -282,17 +329,34 @@ fn lint_task(world: &World, rubrics: &RubricSet, episode: &mut Episode, task_id:
         constant_criteria: Vec::new(),
     };
     let Some(rubric) = rubrics.get(task_id) else {
-        lint.problems.push(format!("no rubric: write rubrics/{task_id}.toml"));
+        lint.problems
+            .push(format!("no rubric: write rubrics/{task_id}.toml"));
         return Ok(lint);
     };
     lint.rubric_version = Some(rubric.version.clone());
     lint.rubric_hash = Some(rubric.hash.clone());
+    let examples: Vec<Gold> = rubric
+        .gold
+        .iter()
+        .enumerate()
+        .map(|(i, g)| Gold {
+            source: format!("rubric gold {} (line {})", i + 1, g.line),
+            seed: 0,
+            actions: g.actions.clone(),
+        })
+        .collect();
+    let golds: Vec<&Gold> = golds
+        .iter()
+        .copied()
+        .filter(|g| rubric.solution_is_gold || g.source != "solution")
+        .chain(examples.iter())
+        .collect();
     if golds.is_empty() {
-        lint.problems.push("no gold trajectory: the task has no reference solution and no approved episode".into());
+        lint.problems.push("no gold trajectory: the task has no reference solution, no approved episode and no [[gold]] in its rubric".into());
     }
     let mut all_scores: Vec<Score> = Vec::new();
     let mut base: Option<Run> = None;
-    for g in golds {
+    for g in &golds {
         let r = run(episode, rubric, g.seed, &g.actions)?;
         let res = RunResult::from_score(g.source.clone(), &r.score);
         if r.score.range[1] < 1.0 - EPS || !r.score.errors.is_empty() {
@@ -307,9 +371,17 @@ fn lint_task(world: &World, rubrics: &RubricSet, episode: &mut Episode, task_id:
                 why.push(format!("penalized {}", res.penalized.join(", ")));
             }
             if !res.errors.is_empty() {
-                why.push(format!("checks that could not run {}", res.errors.join(", ")));
+                why.push(format!(
+                    "checks that could not run {}",
+                    res.errors.join(", ")
+                ));
             }
-            lint.problems.push(format!("gold {} scores {:.3}, not 1.0: {}", g.source, r.score.range[1], why.join("; ")));
+            lint.problems.push(format!(
+                "gold {} scores {:.3}, not 1.0: {}",
+                g.source,
+                r.score.range[1],
+                why.join("; ")
+            ));
         }
         lint.gold.push(res);
         all_scores.push(r.score.clone());
@@ -339,7 +411,8 @@ fn lint_task(world: &World, rubrics: &RubricSet, episode: &mut Episode, task_id:
         for m in mutations::mutants(world, rubric, &g.actions) {
             let r = run(episode, rubric, g.seed, &m.actions)?;
             let caught = r.score.range[1] < base.score.range[1] - EPS;
-            let same_outcome = r.changes.is_some() && r.changes == base.changes && r.messages == base.messages;
+            let same_outcome =
+                r.changes.is_some() && r.changes == base.changes && r.messages == base.messages;
             let equivalent = same_outcome && !caught;
             let noticed_by = r
                 .score
@@ -372,7 +445,12 @@ fn lint_task(world: &World, rubrics: &RubricSet, episode: &mut Episode, task_id:
     };
     if let Some(s) = lint.mutation.score {
         if s < options.min_mutation_score - EPS {
-            let survivors: Vec<String> = lint.mutants.iter().filter(|m| !m.caught && !m.equivalent).map(|m| m.description.clone()).collect();
+            let survivors: Vec<String> = lint
+                .mutants
+                .iter()
+                .filter(|m| !m.caught && !m.equivalent)
+                .map(|m| m.description.clone())
+                .collect();
             lint.problems.push(format!(
                 "mutation score {:.0}% is below {:.0}%; the rubric does not notice: {}",
                 s * 100.0,

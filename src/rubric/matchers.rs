@@ -9,7 +9,16 @@ use serde_json::Value;
 use super::numbers;
 
 /// Keys that make a TOML table a matcher rather than a literal object.
-pub const MATCHER_KEYS: &[&str] = &["equals", "any_of", "number", "tolerance", "regex", "contains", "absent", "present"];
+pub const MATCHER_KEYS: &[&str] = &[
+    "equals",
+    "any_of",
+    "number",
+    "tolerance",
+    "regex",
+    "contains",
+    "absent",
+    "present",
+];
 
 /// What a value must be.
 #[derive(Debug, Clone)]
@@ -38,12 +47,19 @@ impl Matcher {
         let Some(table) = value.as_table() else {
             return Ok(Matcher::Exact(toml_to_json(value)));
         };
-        let known = table.keys().filter(|k| MATCHER_KEYS.contains(&k.as_str())).count();
+        let known = table
+            .keys()
+            .filter(|k| MATCHER_KEYS.contains(&k.as_str()))
+            .count();
         if known == 0 {
             return Ok(Matcher::Exact(toml_to_json(value)));
         }
         if known != table.len() {
-            let other: Vec<&str> = table.keys().map(String::as_str).filter(|k| !MATCHER_KEYS.contains(k)).collect();
+            let other: Vec<&str> = table
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !MATCHER_KEYS.contains(k))
+                .collect();
             return Err(format!(
                 "mixes matcher keys with other keys ({}); a matcher is one of {{ equals = .. }}, {{ any_of = [..] }}, {{ number = .., tolerance = .. }}, {{ regex = \"..\" }}, {{ contains = \"..\" }}, {{ absent = true }}, {{ present = true }} (wrap a literal object in {{ equals = {{ .. }} }})",
                 other.join(", ")
@@ -55,26 +71,35 @@ impl Matcher {
             return Ok(Matcher::Exact(toml_to_json(&table["equals"])));
         }
         if only("any_of") {
-            let list = table["any_of"].as_array().ok_or("`any_of` must be a list of values")?;
+            let list = table["any_of"]
+                .as_array()
+                .ok_or("`any_of` must be a list of values")?;
             if list.is_empty() {
                 return Err("`any_of` must list at least one value".into());
             }
             return Ok(Matcher::AnyOf(list.iter().map(toml_to_json).collect()));
         }
-        if table.contains_key("number") && keys.iter().all(|k| *k == "number" || *k == "tolerance") {
+        if table.contains_key("number") && keys.iter().all(|k| *k == "number" || *k == "tolerance")
+        {
             let value = as_f64(&table["number"]).ok_or("`number` must be a number")?;
             let tolerance = match table.get("tolerance") {
                 None => 0.0,
-                Some(t) => as_f64(t).filter(|t| *t >= 0.0).ok_or("`tolerance` must be a number ≥ 0")?,
+                Some(t) => as_f64(t)
+                    .filter(|t| *t >= 0.0)
+                    .ok_or("`tolerance` must be a number ≥ 0")?,
             };
             return Ok(Matcher::Number { value, tolerance });
         }
         if only("regex") {
             let text = table["regex"].as_str().ok_or("`regex` must be text")?;
-            return Regex::new(text).map(Matcher::Regex).map_err(|e| format!("`regex` does not compile: {e}"));
+            return Regex::new(text)
+                .map(Matcher::Regex)
+                .map_err(|e| format!("`regex` does not compile: {e}"));
         }
         if only("contains") {
-            let text = table["contains"].as_str().ok_or("`contains` must be text")?;
+            let text = table["contains"]
+                .as_str()
+                .ok_or("`contains` must be text")?;
             if text.trim().is_empty() {
                 return Err("`contains` must not be empty".into());
             }
@@ -83,14 +108,23 @@ impl Matcher {
         if only("absent") || only("present") {
             let key = keys[0];
             return match table[key].as_bool() {
-                Some(true) => Ok(if key == "absent" { Matcher::Absent } else { Matcher::Present }),
+                Some(true) => Ok(if key == "absent" {
+                    Matcher::Absent
+                } else {
+                    Matcher::Present
+                }),
                 _ => Err(format!("write `{key} = true`")),
             };
         }
         if only("tolerance") {
-            return Err("`tolerance` goes with `number`, e.g. { number = 79.0, tolerance = 0.005 }".into());
+            return Err(
+                "`tolerance` goes with `number`, e.g. { number = 79.0, tolerance = 0.005 }".into(),
+            );
         }
-        Err(format!("combines {}; use one matcher per value", keys.join(" and ")))
+        Err(format!(
+            "combines {}; use one matcher per value",
+            keys.join(" and ")
+        ))
     }
 
     /// Whether `value` (`None` when the argument or column is missing)
@@ -102,10 +136,15 @@ impl Matcher {
             Matcher::Present => present.is_some(),
             Matcher::Exact(want) => value.is_some_and(|v| loose_eq(v, want)),
             Matcher::AnyOf(list) => value.is_some_and(|v| list.iter().any(|w| loose_eq(v, w))),
-            Matcher::Number { value: want, tolerance } => {
-                present.and_then(as_number).is_some_and(|v| numbers::same_number(v, *want, *tolerance))
-            }
-            Matcher::Regex(re) => present.and_then(Value::as_str).is_some_and(|s| re.is_match(s)),
+            Matcher::Number {
+                value: want,
+                tolerance,
+            } => present
+                .and_then(as_number)
+                .is_some_and(|v| numbers::same_number(v, *want, *tolerance)),
+            Matcher::Regex(re) => present
+                .and_then(Value::as_str)
+                .is_some_and(|s| re.is_match(s)),
             Matcher::Contains(phrase) => present
                 .and_then(Value::as_str)
                 .is_some_and(|s| numbers::contains_phrase(&numbers::normalize(s), phrase)),
@@ -116,8 +155,13 @@ impl Matcher {
     pub fn describe(&self) -> String {
         match self {
             Matcher::Exact(v) => format!("= {}", compact(v)),
-            Matcher::AnyOf(list) => format!("one of {}", list.iter().map(compact).collect::<Vec<_>>().join(", ")),
-            Matcher::Number { value, tolerance } if *tolerance > 0.0 => format!("≈ {value} (± {tolerance})"),
+            Matcher::AnyOf(list) => format!(
+                "one of {}",
+                list.iter().map(compact).collect::<Vec<_>>().join(", ")
+            ),
+            Matcher::Number { value, tolerance } if *tolerance > 0.0 => {
+                format!("≈ {value} (± {tolerance})")
+            }
             Matcher::Number { value, .. } => format!("= {value} (as a number)"),
             Matcher::Regex(re) => format!("matches /{}/", re.as_str()),
             Matcher::Contains(p) => format!("contains \"{p}\""),
@@ -145,8 +189,12 @@ impl TextPattern {
                 numbers::contains_phrase(&norm, p).then(|| p.clone())
             }
             TextPattern::Regex(re) => re.find(text).map(|m| m.as_str().to_string()),
-            TextPattern::Number { value, tolerance } => numbers::find_number(text, *value, *tolerance).map(|n| n.text),
-            TextPattern::Date(_, re) => re.find(&numbers::normalize(text)).map(|m| m.as_str().to_string()),
+            TextPattern::Number { value, tolerance } => {
+                numbers::find_number(text, *value, *tolerance).map(|n| n.text)
+            }
+            TextPattern::Date(_, re) => re
+                .find(&numbers::normalize(text))
+                .map(|m| m.as_str().to_string()),
         }
     }
 
@@ -154,7 +202,9 @@ impl TextPattern {
         match self {
             TextPattern::Contains(p) => format!("the phrase \"{p}\""),
             TextPattern::Regex(re) => format!("text matching /{}/", re.as_str()),
-            TextPattern::Number { value, tolerance } if *tolerance > 0.0 => format!("the number {value} (± {tolerance})"),
+            TextPattern::Number { value, tolerance } if *tolerance > 0.0 => {
+                format!("the number {value} (± {tolerance})")
+            }
             TextPattern::Number { value, .. } => format!("the number {value}"),
             TextPattern::Date(d, _) => format!("the date {}", d.format("%B %-d, %Y")),
         }
@@ -164,15 +214,19 @@ impl TextPattern {
 /// Numbers by value, booleans as 1/0, objects and arrays member by member.
 pub fn loose_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(_), Value::Number(_)) | (Value::Bool(_), Value::Number(_)) | (Value::Number(_), Value::Bool(_)) => {
-            match (as_number(a), as_number(b)) {
-                (Some(x), Some(y)) => x == y,
-                _ => false,
-            }
+        (Value::Number(_), Value::Number(_))
+        | (Value::Bool(_), Value::Number(_))
+        | (Value::Number(_), Value::Bool(_)) => match (as_number(a), as_number(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| loose_eq(p, q))
         }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| loose_eq(p, q)),
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| loose_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| loose_eq(v, w)))
         }
         // A JSON document stored as text compares as the document.
         (Value::String(s), Value::Object(_) | Value::Array(_)) => {
@@ -205,11 +259,17 @@ pub fn toml_to_json(v: &toml::Value) -> Value {
     match v {
         toml::Value::String(s) => Value::String(s.clone()),
         toml::Value::Integer(i) => Value::from(*i),
-        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map(Value::Number).unwrap_or(Value::Null),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
         toml::Value::Boolean(b) => Value::Bool(*b),
         toml::Value::Datetime(d) => Value::String(d.to_string()),
         toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => Value::Object(t.iter().map(|(k, v)| (k.clone(), toml_to_json(v))).collect()),
+        toml::Value::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -259,20 +319,42 @@ mod tests {
         let m = parse("{ contains = \"INV-24073\" }").expect("contains");
         assert!(m.matches(Some(&json!("refund on inv-24073."))));
         assert!(!m.matches(Some(&json!("refund on INV-240731"))));
-        assert!(parse("{ absent = true }").expect("absent").matches(Some(&Value::Null)));
-        assert!(parse("{ equals = { regex = 1 } }").expect("literal").matches(Some(&json!({"regex": 1}))));
-        assert!(parse("{ a = 1 }").expect("object").matches(Some(&json!("{\"a\": 1.0}"))));
+        assert!(parse("{ absent = true }")
+            .expect("absent")
+            .matches(Some(&Value::Null)));
+        assert!(parse("{ equals = { regex = 1 } }")
+            .expect("literal")
+            .matches(Some(&json!({"regex": 1}))));
+        assert!(parse("{ a = 1 }")
+            .expect("object")
+            .matches(Some(&json!("{\"a\": 1.0}"))));
     }
 
     #[test]
     fn malformed_matchers_are_explained() {
-        assert!(parse("{ regex = \"(\" }").unwrap_err().contains("does not compile"));
-        assert!(parse("{ any_of = [] }").unwrap_err().contains("at least one"));
-        assert!(parse("{ number = \"x\" }").unwrap_err().contains("must be a number"));
-        assert!(parse("{ number = 1, tolerance = -1 }").unwrap_err().contains("≥ 0"));
-        assert!(parse("{ regex = \"a\", foo = 1 }").unwrap_err().contains("mixes"));
-        assert!(parse("{ regex = \"a\", contains = \"b\" }").unwrap_err().contains("one matcher"));
-        assert!(parse("{ tolerance = 1 }").unwrap_err().contains("goes with `number`"));
-        assert!(parse("{ absent = false }").unwrap_err().contains("absent = true"));
+        assert!(parse("{ regex = \"(\" }")
+            .unwrap_err()
+            .contains("does not compile"));
+        assert!(parse("{ any_of = [] }")
+            .unwrap_err()
+            .contains("at least one"));
+        assert!(parse("{ number = \"x\" }")
+            .unwrap_err()
+            .contains("must be a number"));
+        assert!(parse("{ number = 1, tolerance = -1 }")
+            .unwrap_err()
+            .contains("≥ 0"));
+        assert!(parse("{ regex = \"a\", foo = 1 }")
+            .unwrap_err()
+            .contains("mixes"));
+        assert!(parse("{ regex = \"a\", contains = \"b\" }")
+            .unwrap_err()
+            .contains("one matcher"));
+        assert!(parse("{ tolerance = 1 }")
+            .unwrap_err()
+            .contains("goes with `number`"));
+        assert!(parse("{ absent = false }")
+            .unwrap_err()
+            .contains("absent = true"));
     }
 }

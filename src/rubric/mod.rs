@@ -99,6 +99,10 @@ pub struct Rubric {
     pub criteria: Vec<Criterion>,
     /// Actions the policy forbids here; lint adds each to the gold run.
     pub forbidden: Vec<Forbidden>,
+    /// Runs the annotator vouches for; lint checks they score 1.0.
+    pub gold: Vec<GoldExample>,
+    /// Whether the task's reference solution must score 1.0 in lint.
+    pub solution_is_gold: bool,
     /// The world it was validated against.
     pub world_id: String,
     pub world_hash: String,
@@ -113,6 +117,13 @@ pub struct Section {
     pub title: String,
     pub weight: f64,
     pub parent: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GoldExample {
+    pub actions: Vec<Action>,
+    pub why: String,
+    pub line: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,7 +188,11 @@ impl Rubric {
 
     /// Σ positive points: the denominator of the score.
     pub fn possible_points(&self) -> f64 {
-        self.criteria.iter().filter(|c| c.points > 0.0).map(|c| c.points).sum()
+        self.criteria
+            .iter()
+            .filter(|c| c.points > 0.0)
+            .map(|c| c.points)
+            .sum()
     }
 }
 
@@ -194,11 +209,19 @@ fn decode(path: &Path, bytes: Vec<u8>) -> Result<String> {
 }
 
 fn task_hash(world: &World, task_id: &str) -> String {
-    let text = world.task(task_id).and_then(|t| serde_json::to_string(t).ok()).unwrap_or_default();
+    let text = world
+        .task(task_id)
+        .and_then(|t| serde_json::to_string(t).ok())
+        .unwrap_or_default();
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-fn finish(world: &World, rubric: Option<Rubric>, diags: Diagnostics, path: &Path) -> Result<Rubric> {
+fn finish(
+    world: &World,
+    rubric: Option<Rubric>,
+    diags: Diagnostics,
+    path: &Path,
+) -> Result<Rubric> {
     match rubric {
         Some(mut r) if diags.is_empty() => {
             r.task_hash = task_hash(world, &r.task_id);
@@ -235,7 +258,13 @@ impl RubricSet {
         let mut diags = Diagnostics::default();
         let mut probe = load::Probe::new(world);
         for path in files {
-            let Some(task_id) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
+            let Some(task_id) = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string)
+            else {
+                continue;
+            };
             let rel = format!("{RUBRICS_DIR}/{task_id}.toml");
             let text = match std::fs::read(&path) {
                 Ok(b) => match String::from_utf8(b) {
@@ -250,7 +279,8 @@ impl RubricSet {
                     continue;
                 }
             };
-            if let Some(mut r) = load::compile(world, &task_id, &rel, &text, &mut probe, &mut diags) {
+            if let Some(mut r) = load::compile(world, &task_id, &rel, &text, &mut probe, &mut diags)
+            {
                 r.task_hash = task_hash(world, &task_id);
                 set.rubrics.insert(task_id, Arc::new(r));
             }
@@ -283,7 +313,12 @@ pub struct Replayed {
 /// Resets `episode` to `task_id` with `seed` and applies `actions` as the
 /// live environment would: actions after an ending tool succeeded or after
 /// the step limit are not applied.
-pub fn replay(episode: &mut Episode, task_id: &str, seed: u64, actions: &[Action]) -> Result<Replayed> {
+pub fn replay(
+    episode: &mut Episode,
+    task_id: &str,
+    seed: u64,
+    actions: &[Action],
+) -> Result<Replayed> {
     episode.set_enforce_limits(true);
     episode.reset(task_id, seed)?;
     let mut observations = Vec::with_capacity(actions.len());
@@ -303,7 +338,13 @@ pub fn replay(episode: &mut Episode, task_id: &str, seed: u64, actions: &[Action
 }
 
 /// Replays `actions` on a fresh reset of `episode` and scores the result.
-pub fn replay_and_score(episode: &mut Episode, rubric: &Rubric, seed: u64, actions: &[Action], judgments: &[Judgment]) -> Result<Score> {
+pub fn replay_and_score(
+    episode: &mut Episode,
+    rubric: &Rubric,
+    seed: u64,
+    actions: &[Action],
+    judgments: &[Judgment],
+) -> Result<Score> {
     let r = replay(episode, &rubric.task_id, seed, actions)?;
     let mut score = score_episode_with(rubric, episode, &r.actions, &r.observations, judgments);
     score.ignored_actions = r.ignored;

@@ -6,9 +6,9 @@
 //!   with their last digit changed (another record, or none), free text
 //!   replaced by a bland sentence, enums moved to the next allowed value,
 //!   booleans flipped, lists shortened or their first item altered;
-//! - a forbidden action appended (the rubric's `forbidden` list, and one
-//!   built from each negative-point action criterion whose arguments are
-//!   concrete);
+//! - a forbidden action added at the end, or just before a final step that
+//!   ends the episode (the rubric's `forbidden` list, and one built from
+//!   each negative-point action criterion whose arguments are concrete);
 //! - the final message dropped.
 
 use serde::Serialize;
@@ -54,7 +54,9 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
         }
     };
     for (i, action) in gold.iter().enumerate() {
-        let Action::Tool { tool, args } = action else { continue };
+        let Action::Tool { tool, args } = action else {
+            continue;
+        };
         if !is_write(world, tool) {
             continue;
         }
@@ -66,7 +68,11 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
             description: format!("step {} ({tool}) dropped", i + 1),
             actions: dropped,
         });
-        let schema = world.tools.get(tool).map(|t| t.parameters.clone()).unwrap_or(Value::Null);
+        let schema = world
+            .tools
+            .get(tool)
+            .map(|t| t.parameters.clone())
+            .unwrap_or(Value::Null);
         for (name, value) in args {
             let prop = schema.get("properties").and_then(|p| p.get(name));
             for (label, new_value) in perturb(value, prop) {
@@ -80,27 +86,64 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
                 push(Mutant {
                     id: format!("arg:{i}:{name}:{label}"),
                     kind: MutantKind::Perturb,
-                    description: format!("step {} ({tool}): {name} {} → {}", i + 1, compact(value), compact(&new_value)),
+                    description: format!(
+                        "step {} ({tool}): {name} {} → {}",
+                        i + 1,
+                        compact(value),
+                        compact(&new_value)
+                    ),
                     actions,
                 });
             }
         }
     }
-    for (n, (action, why)) in forbidden_actions(world, rubric, gold).into_iter().enumerate() {
+    // After a tool that ends the episode nothing more is applied, so a
+    // forbidden action goes just before it.
+    let at = match gold.last() {
+        Some(Action::Tool { tool, .. })
+            if world.tools.get(tool).is_some_and(|t| t.ends_episode) =>
+        {
+            gold.len() - 1
+        }
+        _ => gold.len(),
+    };
+    for (n, (action, why)) in forbidden_actions(world, rubric, gold)
+        .into_iter()
+        .enumerate()
+    {
         let mut actions = gold.to_vec();
-        actions.push(action.clone());
+        actions.insert(at, action.clone());
         let what = match &action {
-            Action::Tool { tool, args } => format!("{tool} {}", compact(&Value::Object(args.clone()))),
-            Action::Message { message } => format!("message {}", compact(&Value::String(message.clone()))),
+            Action::Tool { tool, args } => {
+                format!("{tool} {}", compact(&Value::Object(args.clone())))
+            }
+            Action::Message { message } => {
+                format!("message {}", compact(&Value::String(message.clone())))
+            }
         };
         push(Mutant {
             id: format!("forbidden:{}", n + 1),
             kind: MutantKind::Forbidden,
-            description: format!("forbidden {what} added at the end{}", if why.is_empty() { String::new() } else { format!(" ({why})") }),
+            description: format!(
+                "forbidden {what} added {}{}",
+                if at == gold.len() {
+                    "at the end".to_string()
+                } else {
+                    format!("before step {}", at + 1)
+                },
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({why})")
+                }
+            ),
             actions,
         });
     }
-    if let Some(last) = gold.iter().rposition(|a| matches!(a, Action::Message { .. })) {
+    if let Some(last) = gold
+        .iter()
+        .rposition(|a| matches!(a, Action::Message { .. }))
+    {
         let mut actions = gold.to_vec();
         actions.remove(last);
         push(Mutant {
@@ -114,7 +157,10 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
 }
 
 fn is_write(world: &World, tool: &str) -> bool {
-    world.tools.get(tool).is_some_and(|t| t.kind == ToolKind::Write)
+    world
+        .tools
+        .get(tool)
+        .is_some_and(|t| t.kind == ToolKind::Write)
 }
 
 /// The rubric's forbidden actions, then one per negative-point action
@@ -122,11 +168,23 @@ fn is_write(world: &World, tool: &str) -> bool {
 /// arguments of gold's first call of that tool (so required arguments the
 /// criterion leaves open still have values).
 fn forbidden_actions(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<(Action, String)> {
-    let mut out: Vec<(Action, String)> = rubric.forbidden.iter().map(|f| (f.action.clone(), f.why.clone())).collect();
-    for c in rubric.criteria.iter().filter(|c| c.points < 0.0 && c.kind == CriterionKind::Action) {
+    let mut out: Vec<(Action, String)> = rubric
+        .forbidden
+        .iter()
+        .map(|f| (f.action.clone(), f.why.clone()))
+        .collect();
+    for c in rubric
+        .criteria
+        .iter()
+        .filter(|c| c.points < 0.0 && c.kind == CriterionKind::Action)
+    {
         let Check::Action(a) = &c.check else { continue };
         // The rubric's own forbidden calls of this tool say it better.
-        if rubric.forbidden.iter().any(|f| f.action.tool_name() == Some(a.tool.as_str())) {
+        if rubric
+            .forbidden
+            .iter()
+            .any(|f| f.action.tool_name() == Some(a.tool.as_str()))
+        {
             continue;
         }
         let base = gold.iter().find_map(|g| match g {
@@ -146,7 +204,12 @@ fn forbidden_actions(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<(Ac
                     }
                 }
                 Matcher::Number { value, .. } => {
-                    args.insert(name.clone(), serde_json::Number::from_f64(*value).map(Value::Number).unwrap_or(Value::Null));
+                    args.insert(
+                        name.clone(),
+                        serde_json::Number::from_f64(*value)
+                            .map(Value::Number)
+                            .unwrap_or(Value::Null),
+                    );
                 }
                 Matcher::Absent => {
                     args.remove(name);
@@ -160,7 +223,10 @@ fn forbidden_actions(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<(Ac
         }
         // Only calls the tool would accept: a call rejected for its
         // arguments tests nothing.
-        let valid = world.tools.get(&a.tool).is_none_or(|t| t.validator.is_valid(&Value::Object(args.clone())));
+        let valid = world
+            .tools
+            .get(&a.tool)
+            .is_none_or(|t| t.validator.is_valid(&Value::Object(args.clone())));
         if concrete && valid {
             out.push((
                 Action::Tool {
@@ -189,7 +255,10 @@ pub fn perturb(value: &Value, schema: Option<&Value>) -> Vec<(String, Value)> {
         Value::Bool(b) => vec![("flip".into(), Value::Bool(!b))],
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
-                vec![("+1".into(), Value::from(i + 1)), ("-1".into(), Value::from(i - 1))]
+                vec![
+                    ("+1".into(), Value::from(i + 1)),
+                    ("-1".into(), Value::from(i - 1)),
+                ]
             } else if let Some(f) = n.as_f64() {
                 let mk = |x: f64| serde_json::Number::from_f64(x).map(Value::Number);
                 [("+1", f + 1.0), ("-1", f - 1.0)]
@@ -201,7 +270,10 @@ pub fn perturb(value: &Value, schema: Option<&Value>) -> Vec<(String, Value)> {
             }
         }
         Value::String(s) => {
-            let min_len = schema.and_then(|x| x.get("minLength")).and_then(Value::as_u64).unwrap_or(0) as usize;
+            let min_len = schema
+                .and_then(|x| x.get("minLength"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as usize;
             let altered = alter_string(s, min_len);
             if &altered == s {
                 Vec::new()
@@ -213,9 +285,15 @@ pub fn perturb(value: &Value, schema: Option<&Value>) -> Vec<(String, Value)> {
             let item_schema = schema.and_then(|s| s.get("items"));
             let mut out = Vec::new();
             if items.len() >= 2 {
-                out.push(("drop-last".into(), Value::Array(items[..items.len() - 1].to_vec())));
+                out.push((
+                    "drop-last".into(),
+                    Value::Array(items[..items.len() - 1].to_vec()),
+                ));
             }
-            if let Some((_, first)) = items.first().and_then(|f| perturb(f, item_schema).into_iter().next()) {
+            if let Some((_, first)) = items
+                .first()
+                .and_then(|f| perturb(f, item_schema).into_iter().next())
+            {
                 let mut changed = items.clone();
                 changed[0] = first;
                 out.push(("first-item".into(), Value::Array(changed)));
@@ -224,7 +302,9 @@ pub fn perturb(value: &Value, schema: Option<&Value>) -> Vec<(String, Value)> {
         }
         Value::Object(map) => {
             for (k, v) in map {
-                let prop = schema.and_then(|s| s.get("properties")).and_then(|p| p.get(k));
+                let prop = schema
+                    .and_then(|s| s.get("properties"))
+                    .and_then(|p| p.get(k));
                 if let Some((label, nv)) = perturb(v, prop).into_iter().next() {
                     let mut changed = map.clone();
                     changed.insert(k.clone(), nv);
@@ -271,12 +351,28 @@ mod tests {
 
     #[test]
     fn perturbations_change_the_value_plausibly() {
-        assert_eq!(perturb(&json!(79.0), None), vec![("+1".into(), json!(80.0)), ("-1".into(), json!(78.0))]);
+        assert_eq!(
+            perturb(&json!(79.0), None),
+            vec![("+1".into(), json!(80.0)), ("-1".into(), json!(78.0))]
+        );
         assert_eq!(perturb(&json!(3), None)[0].1, json!(4));
         assert_eq!(perturb(&json!("INV-24073"), None)[0].1, json!("INV-24074"));
         assert_eq!(perturb(&json!("#W2890449"), None)[0].1, json!("#W2890440"));
-        assert_eq!(perturb(&json!("billing"), Some(&json!({"enum": ["billing", "technical"]})))[0].1, json!("technical"));
-        assert_eq!(perturb(&json!("x y z"), Some(&json!({"minLength": 30})))[0].1.as_str().map(str::len), Some(30));
+        assert_eq!(
+            perturb(
+                &json!("billing"),
+                Some(&json!({"enum": ["billing", "technical"]}))
+            )[0]
+            .1,
+            json!("technical")
+        );
+        assert_eq!(
+            perturb(&json!("x y z"), Some(&json!({"minLength": 30})))[0]
+                .1
+                .as_str()
+                .map(str::len),
+            Some(30)
+        );
         assert_eq!(perturb(&json!("abc"), None)[0].1, json!("abcx"));
         let list = perturb(&json!(["1", "2"]), None);
         assert_eq!(list[0].1, json!(["1"]));

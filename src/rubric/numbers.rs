@@ -21,7 +21,8 @@ pub fn normalize(text: &str) -> String {
         let c = match c {
             '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => '\'',
             '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
-            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}' | '\u{2212}' => '-',
+            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+            | '\u{2212}' => '-',
             c if c.is_whitespace() => ' ',
             c => c,
         };
@@ -50,13 +51,24 @@ pub fn contains_phrase(haystack: &str, needle: &str) -> bool {
         return true;
     }
     let first_alnum = needle.chars().next().is_some_and(char::is_alphanumeric);
-    let last_alnum = needle.chars().next_back().is_some_and(char::is_alphanumeric);
+    let last_alnum = needle
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphanumeric);
     let mut from = 0;
     while let Some(pos) = haystack[from..].find(needle) {
         let start = from + pos;
         let end = start + needle.len();
-        let before_ok = !first_alnum || !haystack[..start].chars().next_back().is_some_and(char::is_alphanumeric);
-        let after_ok = !last_alnum || !haystack[end..].chars().next().is_some_and(char::is_alphanumeric);
+        let before_ok = !first_alnum
+            || !haystack[..start]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric);
+        let after_ok = !last_alnum
+            || !haystack[end..]
+                .chars()
+                .next()
+                .is_some_and(char::is_alphanumeric);
         if before_ok && after_ok {
             return true;
         }
@@ -77,7 +89,8 @@ pub struct FoundNumber {
 fn number_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?:[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?").expect("the number pattern is valid")
+        Regex::new(r"(?:[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+            .expect("the number pattern is valid")
     })
 }
 
@@ -85,14 +98,19 @@ fn masked_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     // ISO dates and clock times are not quantities: "2025-04-01" does not
     // mention 4, and "11:30" does not mention 30.
-    RE.get_or_init(|| Regex::new(r"\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?|\d{1,2}:\d{2}(?::\d{2})?").expect("valid"))
+    RE.get_or_init(|| {
+        Regex::new(r"\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?|\d{1,2}:\d{2}(?::\d{2})?").expect("valid")
+    })
 }
 
 /// Every number a text mentions, read as a number: `$1,990.00`, `1990` and
 /// `1,990` are all 1990. Digits glued to letters (`INV-24073`, `2FA`,
 /// `10am`) are identifiers, not numbers.
 pub fn numbers_in(text: &str) -> Vec<FoundNumber> {
-    let mut masked: Vec<(usize, usize)> = masked_regex().find_iter(text).map(|m| (m.start(), m.end())).collect();
+    let mut masked: Vec<(usize, usize)> = masked_regex()
+        .find_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .collect();
     masked.sort_unstable();
     let mut out = Vec::new();
     for m in number_regex().find_iter(text) {
@@ -123,8 +141,13 @@ pub fn numbers_in(text: &str) -> Vec<FoundNumber> {
             continue;
         }
         let token = m.as_str();
-        let digits: String = token.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
-        let Ok(mut value) = digits.parse::<f64>() else { continue };
+        let digits: String = token
+            .chars()
+            .filter(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let Ok(mut value) = digits.parse::<f64>() else {
+            continue;
+        };
         if negative {
             value = -value;
         }
@@ -150,7 +173,10 @@ pub fn parse_number(text: &str) -> Option<f64> {
     if m.start() != 0 || m.end() != t.len() || t.is_empty() {
         return None;
     }
-    let digits: String = t.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
+    let digits: String = t
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
     let v = digits.parse::<f64>().ok()?;
     Some(if negative { -v } else { v })
 }
@@ -164,11 +190,24 @@ pub fn same_number(a: f64, b: f64, tolerance: f64) -> bool {
 
 /// The first number in `text` equal to `value` within `tolerance`.
 pub fn find_number(text: &str, value: f64, tolerance: f64) -> Option<FoundNumber> {
-    numbers_in(text).into_iter().find(|n| same_number(n.value, value, tolerance))
+    numbers_in(text)
+        .into_iter()
+        .find(|n| same_number(n.value, value, tolerance))
 }
 
 const MONTHS: [&str; 12] = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ];
 
 /// A pattern matching `date` as people write it: "April 1, 2025",
@@ -185,7 +224,9 @@ pub fn date_regex(date: NaiveDate) -> Regex {
     let pattern = format!(
         r"\b(?:{month_alt} {day_alt},? {year}|{day_alt} (?:of )?{month_alt},? {year}|{year}-{m:02}-{day:02}|0?{m}/0?{day}/{year})\b"
     );
-    Regex::new(&pattern).unwrap_or_else(|_| Regex::new(&regex::escape(&date.to_string())).expect("an escaped date is a valid regex"))
+    Regex::new(&pattern).unwrap_or_else(|_| {
+        Regex::new(&regex::escape(&date.to_string())).expect("an escaped date is a valid regex")
+    })
 }
 
 #[cfg(test)]
@@ -239,7 +280,14 @@ mod tests {
     #[test]
     fn dates_match_common_spellings() {
         let re = date_regex(NaiveDate::from_ymd_opt(2025, 4, 1).expect("date"));
-        for text in ["april 1, 2025", "apr. 1st 2025", "1 april 2025", "2025-04-01", "04/01/2025", "until april 1 2025."] {
+        for text in [
+            "april 1, 2025",
+            "apr. 1st 2025",
+            "1 april 2025",
+            "2025-04-01",
+            "04/01/2025",
+            "until april 1 2025.",
+        ] {
             assert!(re.is_match(text), "{text}");
         }
         for text in ["april 11, 2025", "april 1, 2026", "march 1, 2025"] {

@@ -95,23 +95,45 @@ pub struct SectionResult {
 
 /// Scores a finished episode: `episode` holds the final state, `actions`
 /// the kept actions in order and `observations` what each returned.
-pub fn score_episode(rubric: &Rubric, episode: &Episode, actions: &[Action], observations: &[Observation]) -> Score {
+pub fn score_episode(
+    rubric: &Rubric,
+    episode: &Episode,
+    actions: &[Action],
+    observations: &[Observation],
+) -> Score {
     score_episode_with(rubric, episode, actions, observations, &[])
 }
 
 /// As [`score_episode`], with grades for judged criteria (from the store or
 /// a judge command).
-pub fn score_episode_with(rubric: &Rubric, episode: &Episode, actions: &[Action], observations: &[Observation], judgments: &[Judgment]) -> Score {
+pub fn score_episode_with(
+    rubric: &Rubric,
+    episode: &Episode,
+    actions: &[Action],
+    observations: &[Observation],
+    judgments: &[Judgment],
+) -> Score {
     let world = episode.world();
     let cx = Context::new(episode, actions, observations, judgments);
-    let wrong_task = (episode.task_id() != rubric.task_id)
-        .then(|| format!("the episode ran task `{}`, but this rubric grades `{}`", episode.task_id(), rubric.task_id));
+    let wrong_task = (episode.task_id() != rubric.task_id).then(|| {
+        format!(
+            "the episode ran task `{}`, but this rubric grades `{}`",
+            episode.task_id(),
+            rubric.task_id
+        )
+    });
     let criteria = rubric
         .criteria
         .iter()
         .map(|c| {
             let (outcome, evidence) = match &wrong_task {
-                Some(msg) => (Outcome::Error(msg.clone()), Evidence { detail: msg.clone(), ..Evidence::default() }),
+                Some(msg) => (
+                    Outcome::Error(msg.clone()),
+                    Evidence {
+                        detail: msg.clone(),
+                        ..Evidence::default()
+                    },
+                ),
                 None => c.evaluate(&cx),
             };
             let (met, error) = match outcome {
@@ -161,10 +183,18 @@ impl Score {
     /// Records a grade for a judged criterion and recomputes the value.
     /// Returns false when the rubric has no such judged criterion.
     pub fn apply_judgment(&mut self, rubric: &Rubric, judgment: &Judgment) -> bool {
-        let Some(c) = rubric.criteria.iter().find(|c| c.id == judgment.criterion_id && c.kind == CriterionKind::Judged) else {
+        let Some(c) = rubric
+            .criteria
+            .iter()
+            .find(|c| c.id == judgment.criterion_id && c.kind == CriterionKind::Judged)
+        else {
             return false;
         };
-        if judgment.criterion_hash.as_deref().is_some_and(|h| h != c.hash) {
+        if judgment
+            .criterion_hash
+            .as_deref()
+            .is_some_and(|h| h != c.hash)
+        {
             return false;
         }
         let Some(r) = self.criteria.iter_mut().find(|r| r.id == c.id) else {
@@ -174,7 +204,12 @@ impl Score {
         r.earned = if judgment.met { r.points } else { 0.0 };
         r.error = None;
         r.evidence = Evidence {
-            detail: format!("graded {} by {}: {}", if judgment.met { "met" } else { "not met" }, judgment.judge, judgment.reason),
+            detail: format!(
+                "graded {} by {}: {}",
+                if judgment.met { "met" } else { "not met" },
+                judgment.judge,
+                judgment.reason
+            ),
             judgment: Some(judgment.clone()),
             ..Evidence::default()
         };
@@ -198,8 +233,18 @@ impl Score {
 /// Recomputes value, range, pending, failed gates, errors and sections from
 /// the criteria results.
 pub(crate) fn aggregate(rubric: &Rubric, score: &mut Score) {
-    score.pending = score.criteria.iter().filter(|r| r.met.is_none()).map(|r| r.id.clone()).collect();
-    score.failed_gates = score.criteria.iter().filter(|r| r.gate && r.met == Some(false)).map(|r| r.id.clone()).collect();
+    score.pending = score
+        .criteria
+        .iter()
+        .filter(|r| r.met.is_none())
+        .map(|r| r.id.clone())
+        .collect();
+    score.failed_gates = score
+        .criteria
+        .iter()
+        .filter(|r| r.gate && r.met == Some(false))
+        .map(|r| r.id.clone())
+        .collect();
     score.errors = score
         .criteria
         .iter()
@@ -237,7 +282,14 @@ fn value_of(rubric: &Rubric, results: &[CriterionResult], best: bool) -> (f64, V
         None => best == (r.points >= 0.0),
     };
     if results.iter().any(|r| r.gate && !met(r)) {
-        return (0.0, rubric.sections.iter().map(|s| (s.id.clone(), 0.0)).collect());
+        return (
+            0.0,
+            rubric
+                .sections
+                .iter()
+                .map(|s| (s.id.clone(), 0.0))
+                .collect(),
+        );
     }
     let leaf = |rs: &mut dyn Iterator<Item = &CriterionResult>| {
         let (mut earned, mut possible) = (0.0, 0.0);
@@ -264,14 +316,24 @@ fn value_of(rubric: &Rubric, results: &[CriterionResult], best: bool) -> (f64, V
     while !remaining.is_empty() {
         let before = remaining.len();
         remaining.retain(|s| {
-            let children: Vec<&super::Section> = rubric.sections.iter().filter(|c| c.parent.as_deref() == Some(&s.id)).collect();
+            let children: Vec<&super::Section> = rubric
+                .sections
+                .iter()
+                .filter(|c| c.parent.as_deref() == Some(&s.id))
+                .collect();
             let v = if children.is_empty() {
-                leaf(&mut results.iter().filter(|r| r.section.as_deref() == Some(&s.id)))
+                leaf(
+                    &mut results
+                        .iter()
+                        .filter(|r| r.section.as_deref() == Some(&s.id)),
+                )
             } else {
                 let mut num = 0.0;
                 let mut den = 0.0;
                 for c in &children {
-                    let Some((_, v)) = values.iter().find(|(id, _)| id == &c.id) else { return true };
+                    let Some((_, v)) = values.iter().find(|(id, _)| id == &c.id) else {
+                        return true;
+                    };
                     num += c.weight * v;
                     den += c.weight;
                 }
@@ -290,9 +352,19 @@ fn value_of(rubric: &Rubric, results: &[CriterionResult], best: bool) -> (f64, V
     }
     let (mut num, mut den) = (0.0, 0.0);
     for s in rubric.sections.iter().filter(|s| s.parent.is_none()) {
-        let v = values.iter().find(|(id, _)| id == &s.id).map_or(0.0, |x| x.1);
+        let v = values
+            .iter()
+            .find(|(id, _)| id == &s.id)
+            .map_or(0.0, |x| x.1);
         num += s.weight * v;
         den += s.weight;
     }
-    (if den > 0.0 { (num / den).clamp(0.0, 1.0) } else { 0.0 }, values)
+    (
+        if den > 0.0 {
+            (num / den).clamp(0.0, 1.0)
+        } else {
+            0.0
+        },
+        values,
+    )
 }

@@ -35,11 +35,16 @@ impl Store {
                     s.task_id
                 )));
             };
-            let exists: bool = tx.query_row("SELECT count(*) > 0 FROM episodes WHERE id = ?1", [episode_id], |r| r.get(0))?;
+            let exists: bool = tx.query_row(
+                "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
+                [episode_id],
+                |r| r.get(0),
+            )?;
             if !exists {
                 return Err(Error::NotFound(format!("episode {episode_id}")));
             }
-            let detail = serde_json::to_string(s).map_err(|e| Error::Other(format!("encoding a score: {e}")))?;
+            let detail = serde_json::to_string(s)
+                .map_err(|e| Error::Other(format!("encoding a score: {e}")))?;
             tx.execute(
                 "INSERT INTO scores (episode_id, task_id, world_id, world_version, world_hash, task_hash, rubric_version, rubric_hash, value, range_low, range_high, pending, detail, scored_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
@@ -83,7 +88,14 @@ impl Store {
         let conn = self.lock();
         let mut stmt = conn.prepare("SELECT id, episode_id, scored_at, detail FROM scores WHERE episode_id = ?1 ORDER BY id")?;
         let rows = stmt
-            .query_map([episode_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))?
+            .query_map([episode_id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         rows.into_iter().map(decode_score).collect()
     }
@@ -112,7 +124,11 @@ impl Store {
             return Err(Error::Conflict("a judgment needs to say who judged".into()));
         }
         let conn = self.lock();
-        let exists: bool = conn.query_row("SELECT count(*) > 0 FROM episodes WHERE id = ?1", [episode_id], |r| r.get(0))?;
+        let exists: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
+            [episode_id],
+            |r| r.get(0),
+        )?;
         if !exists {
             return Err(Error::NotFound(format!("episode {episode_id}")));
         }
@@ -144,9 +160,14 @@ impl Store {
     }
 }
 
-fn decode_score((id, episode_id, scored_at, detail): (i64, String, String, String)) -> Result<StoredScore> {
-    let score: Score = serde_json::from_str(&detail)
-        .map_err(|e| Error::Other(format!("score {id} of episode {episode_id} cannot be read: {e}")))?;
+fn decode_score(
+    (id, episode_id, scored_at, detail): (i64, String, String, String),
+) -> Result<StoredScore> {
+    let score: Score = serde_json::from_str(&detail).map_err(|e| {
+        Error::Other(format!(
+            "score {id} of episode {episode_id} cannot be read: {e}"
+        ))
+    })?;
     Ok(StoredScore {
         id,
         episode_id,
