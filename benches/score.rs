@@ -55,6 +55,10 @@ fn score(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("score");
     group.throughput(Throughput::Elements(1));
+    // For comparison: the replay alone, without scoring.
+    group.bench_function("ten_step_replay_only/one_core", |b| {
+        b.iter(|| rubric::replay(&mut episode, "duplicate-charge", 0, &actions).expect("replayed"))
+    });
     group.bench_function("ten_step_episode/one_core", |b| {
         b.iter(|| {
             rubric::replay_and_score(&mut episode, &rubric, 0, &actions, &[]).expect("scored")

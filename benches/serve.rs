@@ -63,7 +63,11 @@ impl StdioClient {
         self.input.flush().expect("flush");
         self.line.clear();
         self.output.read_line(&mut self.line).expect("read");
-        assert!(!self.line.contains("\"error\""), "request failed: {}", self.line);
+        assert!(
+            !self.line.contains("\"error\""),
+            "request failed: {}",
+            self.line
+        );
         &self.line
     }
 
@@ -72,7 +76,10 @@ impl StdioClient {
             let req = format!("{}\n", json!({"op": "close", "episode_id": id}));
             self.call(req.as_bytes());
         }
-        let req = format!("{}\n", json!({"op": "reset", "task_id": TASK, "model": "bench"}));
+        let req = format!(
+            "{}\n",
+            json!({"op": "reset", "task_id": TASK, "model": "bench"})
+        );
         let v: Value = serde_json::from_str(self.call(req.as_bytes())).expect("json");
         v["result"]["episode_id"].as_str().expect("id").to_string()
     }
@@ -80,7 +87,10 @@ impl StdioClient {
 
 fn bench_stdio(c: &mut Criterion, durability: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = spawn(&["--stdio", "--durability", durability], &dir.path().join("s.sqlite"));
+    let mut child = spawn(
+        &["--stdio", "--durability", durability],
+        &dir.path().join("s.sqlite"),
+    );
     let input = child.stdin.take().expect("stdin");
     let output = BufReader::new(child.stdout.take().expect("stdout"));
     let mut s = StdioClient {
@@ -91,14 +101,20 @@ fn bench_stdio(c: &mut Criterion, durability: &str) {
     };
     let mut id = s.reset(None);
     let mut left = STEPS_PER_EPISODE;
-    let mut request = format!("{}\n", json!({"op": "step", "episode_id": id, "action": step_action()}));
+    let mut request = format!(
+        "{}\n",
+        json!({"op": "step", "episode_id": id, "action": step_action()})
+    );
     c.bench_function(&format!("stdio step, durability {durability}"), |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 if left == 0 {
                     id = s.reset(Some(&id));
-                    request = format!("{}\n", json!({"op": "step", "episode_id": id, "action": step_action()}));
+                    request = format!(
+                        "{}\n",
+                        json!({"op": "step", "episode_id": id, "action": step_action()})
+                    );
                     left = STEPS_PER_EPISODE;
                 }
                 let t = Instant::now();
@@ -127,7 +143,10 @@ impl Http {
             self.host,
             json.len()
         );
-        self.stream.get_mut().write_all(req.as_bytes()).expect("send");
+        self.stream
+            .get_mut()
+            .write_all(req.as_bytes())
+            .expect("send");
         let mut length = 0usize;
         let mut status = String::new();
         self.stream.read_line(&mut status).expect("status line");
@@ -163,7 +182,10 @@ impl Http {
 
 fn bench_http(c: &mut Criterion, durability: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = spawn(&["--http", "127.0.0.1:0", "--durability", durability], &dir.path().join("s.sqlite"));
+    let mut child = spawn(
+        &["--http", "127.0.0.1:0", "--durability", durability],
+        &dir.path().join("s.sqlite"),
+    );
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let mut first = String::new();
     out.read_line(&mut first).expect("listening line");
@@ -203,8 +225,70 @@ fn bench_http(c: &mut Criterion, durability: &str) {
     let _ = child.wait();
 }
 
+/// The same step without a transport: `Server::handle` in this process,
+/// so the transports' share of the round trip can be read off.
+fn bench_in_process(c: &mut Criterion, durability: &str) {
+    use std::sync::Arc;
+    use understudy::serve::{Fields, Op, ServeConfig, Server};
+    use understudy::store::{Durability, Store};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = if durability == "fast" {
+        Durability::Fast
+    } else {
+        Durability::Full
+    };
+    let store = Arc::new(Store::open_with(dir.path().join("s.sqlite"), d).expect("store"));
+    let world = Arc::new(
+        understudy::World::load(repo().join("fixtures/worlds/support-desk")).expect("world"),
+    );
+    let server = Server::new(
+        vec![world],
+        store,
+        ServeConfig {
+            durability: d,
+            ..ServeConfig::default()
+        },
+    )
+    .expect("server");
+    let call = |op: Op, body: Value| {
+        server
+            .handle(op, Fields::from_value(op, body).expect("fields"))
+            .expect("ok")
+            .into_value()
+    };
+    let reset = |previous: Option<&str>| {
+        if let Some(id) = previous {
+            call(Op::Close, json!({"episode_id": id}));
+        }
+        call(Op::Reset, json!({"task_id": TASK, "model": "bench"}))["episode_id"]
+            .as_str()
+            .expect("id")
+            .to_string()
+    };
+    let mut id = reset(None);
+    let mut left = STEPS_PER_EPISODE;
+    c.bench_function(&format!("in-process step, durability {durability}"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                if left == 0 {
+                    id = reset(Some(&id));
+                    left = STEPS_PER_EPISODE;
+                }
+                let body = json!({"episode_id": id, "action": step_action()});
+                let t = Instant::now();
+                call(Op::Step, body);
+                total += t.elapsed();
+                left -= 1;
+            }
+            total
+        })
+    });
+}
+
 fn serve(c: &mut Criterion) {
     for durability in ["full", "fast"] {
+        bench_in_process(c, durability);
         bench_stdio(c, durability);
         bench_http(c, durability);
     }

@@ -34,7 +34,17 @@ python_check_datasets() (
   "$PY_VENV/bin/python" tests/python/check_datasets.py "$dir"
 )
 
+# The Gymnasium client (clients/python) against the real `understudy`
+# binary: check_env, episodes over stdio and HTTP, the store's records.
+python_check_gym() {
+  step "python: understudy_gym (Gymnasium client) against the real server"
+  cargo build --locked --quiet -p understudy
+  "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check -e "clients/python[test]"
+  UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q clients/python/tests
+}
+
 python_tests() {
   python_venv
   python_check_datasets
+  python_check_gym
 }

@@ -83,7 +83,20 @@ impl Recorder {
         actor: Actor,
         seed: u64,
     ) -> Result<Recorder> {
-        let mut episode = Episode::new(Arc::clone(&world))?;
+        Recorder::start_with(store, Episode::new(world)?, task_id, actor, seed)
+    }
+
+    /// As [`Recorder::start`], in an episode opened earlier (of the world to
+    /// record in): reusing episodes skips opening their databases and keeps
+    /// their prepared statements, which servers starting many episodes want.
+    pub fn start_with(
+        store: Arc<Store>,
+        mut episode: Episode,
+        task_id: &str,
+        actor: Actor,
+        seed: u64,
+    ) -> Result<Recorder> {
+        let world = Arc::clone(episode.world());
         episode.reset(task_id, seed)?;
         let now = store::now();
         let record = EpisodeRecord {
@@ -303,6 +316,11 @@ impl Recorder {
 
     pub fn episode(&self) -> &Episode {
         &self.episode
+    }
+
+    /// Gives the episode back for reuse (see [`Recorder::start_with`]).
+    pub fn into_episode(self) -> Episode {
+        self.episode
     }
 
     pub fn changes(&self) -> Result<Changes> {

@@ -135,30 +135,40 @@ fn task_for<'a>(world: &'a World, input: &'a ReplayInput) -> Result<&'a str> {
 
 /// Replays every input in parallel, preserving input order in the output.
 /// `progress` is called once per finished line.
+///
+/// Inputs go to the threads in a few contiguous chunks, each replayed on
+/// one episode: an episode is worth reusing (its prepared statements stay
+/// warm), and rayon's `map_init` would build a new one for every split of
+/// the work, which is many more.
 pub fn replay_all(
     world: &Arc<World>,
     inputs: &[ReplayInput],
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<ReplayOutput>> {
-    inputs
-        .par_iter()
-        .map_init(
-            || Episode::new(Arc::clone(world)),
-            |episode, input| {
-                let episode = episode.as_mut().map_err(|e| Error::Other(e.to_string()))?;
-                let task = task_for(world, input)?;
-                let (observations, changes) = replay_one(episode, task, &input.actions)
-                    .map_err(|e| Error::Other(format!("line {}: {e}", input.line)))?;
-                progress();
-                Ok(ReplayOutput {
-                    task_index: input.task_index.clone(),
-                    task_id: input.task_id.clone(),
-                    observations,
-                    changes,
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = inputs.len().div_ceil(threads * 4).max(1);
+    let chunks: Vec<Vec<ReplayOutput>> = inputs
+        .par_chunks(chunk)
+        .map(|chunk| {
+            let mut episode = Episode::new(Arc::clone(world))?;
+            chunk
+                .iter()
+                .map(|input| {
+                    let task = task_for(world, input)?;
+                    let (observations, changes) = replay_one(&mut episode, task, &input.actions)
+                        .map_err(|e| Error::Other(format!("line {}: {e}", input.line)))?;
+                    progress();
+                    Ok(ReplayOutput {
+                        task_index: input.task_index.clone(),
+                        task_id: input.task_id.clone(),
+                        observations,
+                        changes,
+                    })
                 })
-            },
-        )
-        .collect()
+                .collect()
+        })
+        .collect::<Result<_>>()?;
+    Ok(chunks.into_iter().flatten().collect())
 }
 
 /// Where a stored trajectory stopped matching its recording.

@@ -31,7 +31,7 @@ def app_binary() -> str:
 class App:
     """One launch of the app, and helpers to act in it as an expert would."""
 
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, extra_args: list[str] | None = None):
         self.data_dir = data_dir
         options = ArgOptions()
         options.set_capability("browserName", "wry")
@@ -44,7 +44,8 @@ class App:
                     str(data_dir),
                     "--worlds-dir",
                     os.environ.get("WORLDS_DIR", str(ROOT / "fixtures" / "worlds")),
-                ],
+                ]
+                + (extra_args or []),
             },
         )
         self.driver = webdriver.Remote(command_executor=DRIVER_URL, options=options)

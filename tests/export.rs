@@ -1061,6 +1061,57 @@ fn training_exports_refuse_missing_worlds_and_warn_on_changed_ones() {
         stderr.contains("warning: world `mini` has changed"),
         "{stderr}"
     );
+    // Flags that do not apply are refused, not ignored.
+    let err = run_err(
+        bin()
+            .args([
+                "export",
+                "--format",
+                "native",
+                "--include-retracted",
+                "--output",
+                "-",
+                "--store",
+            ])
+            .arg(f.store_path()),
+    );
+    assert!(
+        err.contains("--include-retracted applies to trl, openai and folder"),
+        "{err}"
+    );
+    let err = run_err(
+        bin()
+            .args([
+                "export",
+                "--format",
+                "trl",
+                "--rows-per-file",
+                "5",
+                "--output",
+                "-",
+                "--store",
+            ])
+            .arg(f.store_path()),
+    );
+    assert!(
+        err.contains("--rows-per-file applies only to --format folder"),
+        "{err}"
+    );
+    let err = run_err(
+        bin()
+            .args([
+                "export",
+                "--format",
+                "native",
+                "--output",
+                "-",
+                "--since",
+                "yesterday",
+                "--store",
+            ])
+            .arg(f.store_path()),
+    );
+    assert!(err.contains("--since: `yesterday` is not a date"), "{err}");
     // A missing store is not silently created.
     let err = run_err(
         bin()

@@ -53,7 +53,11 @@ fn only_episode(store: &Path) -> (String, EpisodeStatus, usize) {
     let episodes = store.episodes(&EpisodeFilter::default()).expect("episodes");
     assert_eq!(episodes.len(), 1);
     let e = &episodes[0];
-    (e.id.clone(), e.status, store.steps(&e.id).expect("steps").len())
+    (
+        e.id.clone(),
+        e.status,
+        store.steps(&e.id).expect("steps").len(),
+    )
 }
 
 #[test]
@@ -78,12 +82,23 @@ fn stdio_end_of_input_abandons_the_open_episode_with_its_steps() {
         serde_json::from_str(&rx.recv_timeout(WAIT).expect("a response line")).expect("JSON")
     };
     let out = ask(json!({"id": 1, "op": "reset", "task_id": "pay-back", "model": "stdio-test"}));
-    let id = out["result"]["episode_id"].as_str().expect("id").to_string();
-    let out = ask(json!({"id": 2, "op": "step", "episode_id": id, "action": {"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 25}}}));
+    let id = out["result"]["episode_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let out = ask(
+        json!({"id": 2, "op": "step", "episode_id": id, "action": {"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 25}}}),
+    );
     assert_eq!(out["result"]["observation"]["ok"], true, "{out}");
-    let out = ask(json!({"id": 3, "op": "step", "episode_id": id, "action": {"tool": "transfer", "args": {"amount": "x"}}}));
-    assert_eq!(out["result"]["observation"]["error"]["code"], "invalid_arguments", "{out}");
-    let out = ask(json!({"id": 4, "op": "step", "episode_id": "other", "action": {"message": "hi"}}));
+    let out = ask(
+        json!({"id": 3, "op": "step", "episode_id": id, "action": {"tool": "transfer", "args": {"amount": "x"}}}),
+    );
+    assert_eq!(
+        out["result"]["observation"]["error"]["code"], "invalid_arguments",
+        "{out}"
+    );
+    let out =
+        ask(json!({"id": 4, "op": "step", "episode_id": "other", "action": {"message": "hi"}}));
     assert_eq!(out["error"]["code"], "unknown_episode");
     drop(stdin);
     let status = wait_exit(&mut child);
@@ -99,7 +114,14 @@ fn http_serves_on_loopback_and_shutdown_abandons_open_episodes() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite");
     let mut child = understudy()
-        .args(["serve", "--http", "127.0.0.1:0", "--durability", "fast", "--world"])
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--durability",
+            "fast",
+            "--world",
+        ])
         .arg(repo().join("tests/worlds/mini"))
         .arg("--store")
         .arg(&store)
@@ -109,12 +131,29 @@ fn http_serves_on_loopback_and_shutdown_abandons_open_episodes() {
         .expect("spawn");
     let rx = lines(child.stdout.take().unwrap());
     let first = rx.recv_timeout(WAIT).expect("the listening line");
-    let base = first.strip_prefix("listening on ").expect("`listening on URL`").to_string();
+    let base = first
+        .strip_prefix("listening on ")
+        .expect("`listening on URL`")
+        .to_string();
     assert!(base.starts_with("http://127.0.0.1:"), "{base}");
-    let client = reqwest::blocking::Client::builder().timeout(WAIT).build().unwrap();
-    let health: Value = client.get(format!("{base}/health")).send().unwrap().json().unwrap();
+    let client = reqwest::blocking::Client::builder()
+        .timeout(WAIT)
+        .build()
+        .unwrap();
+    let health: Value = client
+        .get(format!("{base}/health"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
     assert_eq!(health["durability"], "fast");
-    let reset: Value = client.post(format!("{base}/reset")).json(&json!({"task_id": "pay-back"})).send().unwrap().json().unwrap();
+    let reset: Value = client
+        .post(format!("{base}/reset"))
+        .json(&json!({"task_id": "pay-back"}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
     let id = reset["episode_id"].as_str().expect("id").to_string();
     let step = client
         .post(format!("{base}/step"))
@@ -122,7 +161,10 @@ fn http_serves_on_loopback_and_shutdown_abandons_open_episodes() {
         .send()
         .unwrap();
     assert_eq!(step.status().as_u16(), 200);
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
     assert!(killed.success());
     let status = wait_exit(&mut child);
     assert!(status.success(), "{status}");

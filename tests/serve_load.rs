@@ -51,13 +51,25 @@ fn sixty_four_concurrent_episodes_stay_isolated_and_recorded_under_a_hard_cap() 
             for (n, (action, want)) in actions.iter().zip(&expected).enumerate() {
                 let (status, out) = h.step(&id, action.clone());
                 assert_eq!(status, 200, "client {i} step {n}: {out}");
-                assert_eq!(out["episode_id"], id.as_str(), "client {i}: answered for another episode");
+                assert_eq!(
+                    out["episode_id"],
+                    id.as_str(),
+                    "client {i}: answered for another episode"
+                );
                 assert_eq!(out["info"]["task_id"], task.as_str(), "client {i}");
-                assert_eq!(out["info"]["steps"], n + 1, "client {i}: another client's step was counted");
+                assert_eq!(
+                    out["info"]["steps"],
+                    n + 1,
+                    "client {i}: another client's step was counted"
+                );
                 assert_eq!(&out["observation"], want, "client {i} step {n}: cross-talk");
             }
             let (status, end) = h.step(&id, json!({"submit": true}));
-            assert_eq!((status, end["done"].as_bool()), (200, Some(true)), "client {i}: {end}");
+            assert_eq!(
+                (status, end["done"].as_bool()),
+                (200, Some(true)),
+                "client {i}: {end}"
+            );
             (id, task, actions)
         }));
     }
@@ -86,14 +98,25 @@ fn sixty_four_concurrent_episodes_stay_isolated_and_recorded_under_a_hard_cap() 
     assert_eq!(stored.len(), CLIENTS);
     for (i, (id, task, actions)) in runs.iter().enumerate() {
         let record = h.store().episode(id).expect("recorded");
-        assert_eq!(record.actor, Actor::Agent { model: format!("load-{i}") });
+        assert_eq!(
+            record.actor,
+            Actor::Agent {
+                model: format!("load-{i}")
+            }
+        );
         assert_eq!(&record.task_id, task);
         assert_eq!(record.seed, i as u64);
         assert_eq!(record.status, EpisodeStatus::Submitted);
         let steps = h.store().steps(id).expect("steps");
-        let sent: Vec<Action> = actions.iter().map(|a| Action::from_json(a).unwrap()).collect();
+        let sent: Vec<Action> = actions
+            .iter()
+            .map(|a| Action::from_json(a).unwrap())
+            .collect();
         let kept: Vec<Action> = steps.iter().map(|s| s.action.clone()).collect();
-        assert_eq!(kept, sent, "client {i}: every step recorded, in order, under its own episode");
+        assert_eq!(
+            kept, sent,
+            "client {i}: every step recorded, in order, under its own episode"
+        );
     }
     let total: usize = runs.iter().map(|r| r.2.len()).sum();
     let (_, health) = h.get("/health");

@@ -43,7 +43,10 @@ impl WorldSummary {
                 .tasks
                 .values()
                 .map(|t| TaskSummary {
-                    brief: TaskBrief::new(t),
+                    id: t.id.clone(),
+                    title: t.title.clone(),
+                    difficulty: t.difficulty.clone(),
+                    summary: first_words(&t.instruction, SUMMARY_CHARS),
                     progress: progress(&t.id),
                 })
                 .collect(),
@@ -80,12 +83,31 @@ impl TaskBrief {
     }
 }
 
+/// A task in the start screen's list: kept small, because a world may
+/// have hundreds of tasks (the full brief comes with the episode).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct TaskSummary {
-    #[serde(flatten)]
-    #[ts(flatten)]
-    pub brief: TaskBrief,
+    pub id: String,
+    pub title: String,
+    pub difficulty: Option<String>,
+    /// The start of the brief, for the list.
+    pub summary: String,
     pub progress: TaskProgress,
+}
+
+/// How much of a task's brief the list shows.
+const SUMMARY_CHARS: usize = 160;
+
+/// `text` cut at a word boundary to at most `max` characters, with an
+/// ellipsis when cut.
+fn first_words(text: &str, max: usize) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() <= max {
+        return text;
+    }
+    let cut: String = text.chars().take(max).collect();
+    let cut = cut.rsplit_once(' ').map(|(head, _)| head).unwrap_or(&cut);
+    format!("{}…", cut.trim_end_matches([',', ';', ':', '.']))
 }
 
 /// The current expert's progress on one task.
@@ -177,6 +199,21 @@ impl ToolInfo {
             ends_episode: s.ends_episode,
             parameters: s.parameters,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_words;
+
+    #[test]
+    fn summaries_cut_at_a_word() {
+        assert_eq!(
+            first_words("Resolve  ticket\nT-1042.", 160),
+            "Resolve ticket T-1042."
+        );
+        assert_eq!(first_words("one two three four", 12), "one two…");
+        assert_eq!(first_words("alpha, beta gamma", 8), "alpha…");
     }
 }
 

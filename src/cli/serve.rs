@@ -221,7 +221,10 @@ fn world_dirs(folder: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .collect();
     out.sort();
     if out.is_empty() {
-        bail!("{} has no world folders (folders with a world.toml)", folder.display());
+        bail!(
+            "{} has no world folders (folders with a world.toml)",
+            folder.display()
+        );
     }
     Ok(out)
 }
@@ -229,7 +232,11 @@ fn world_dirs(folder: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// `understudy.sqlite` in the desktop app's data folder: $UNDERSTUDY_DATA_DIR,
 /// else the platform's user data folder.
 fn default_store() -> anyhow::Result<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(dir) = var("UNDERSTUDY_DATA_DIR") {
         return Ok(dir.join(STORE_FILE));
     }

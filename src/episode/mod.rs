@@ -29,6 +29,8 @@ use crate::sql::sandbox::{Sandbox, SandboxMode};
 use crate::sql::values::{bind_named, collect_rows, from_json};
 use crate::world::{TaskSpec, World, VIEW_TOOL_PREFIX};
 
+/// Prepared statements kept per episode connection.
+const STATEMENT_CACHE: usize = 256;
 /// SQLite calls the progress handler every this many VM operations.
 const PROGRESS_INTERVAL: i32 = 10_000;
 /// A single step may run at most this many progress intervals (~100M VM
@@ -111,6 +113,10 @@ impl Episode {
         let mut conn = crate::world::open_connection(&state)?;
         conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
         let sandbox = Sandbox::install(&conn)?;
+        // rusqlite keeps 16 statements by default; one episode of a world
+        // with a few tools and views uses more, and an LRU that small
+        // re-prepares (re-parses) SQL on nearly every step.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let touched: Touched = Arc::new(Mutex::new(BTreeSet::new()));
         let sink = Arc::clone(&touched);
         conn.update_hook(Some(move |_action, _db: &str, table: &str, rowid: i64| {
@@ -125,6 +131,7 @@ impl Episode {
             Some(move || counter.fetch_add(1, Ordering::Relaxed) >= MAX_PROGRESS_TICKS),
         )?;
         let mut base = Connection::open_in_memory()?;
+        base.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         base.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), true)?;
         Ok(Episode {
             world,

@@ -301,15 +301,13 @@ impl<'a> Loader<'a> {
 /// The reward column of the training formats.
 ///
 /// Rewards come from rubric scores, which the scoring work keeps in the
-/// store's `scores` table (see `Store::latest_score`). Until this hook is
-/// wired to them every reward is `None` (null in the files), so datasets
-/// exported today already have the column and only its values change once
-/// episodes are scored. The scoring engineer owns the body: the episode's
-/// current score as a number (deciding how pending judgments and the
-/// rubric's range map to a reward), `None` when it has not been scored.
+/// store's `scores` table (see `Store::latest_score`): the episode's latest
+/// score. A score still waiting for a judged criterion has no value and is
+/// exported as `None` (null) rather than a guess, as is an episode never
+/// scored; a store that cannot be read gives `None` too, since a reward
+/// column is no reason to fail a whole export.
 pub fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
-    let _ = (store, episode_id);
-    None
+    store.latest_score_value(episode_id).ok().flatten()
 }
 
 /// What an export wrote.

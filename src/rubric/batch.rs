@@ -226,13 +226,14 @@ pub fn score_all(
     judge: Option<&JudgeCommand>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Score>> {
+    let pool = super::EpisodePool::new(world);
     trajectories
         .par_iter()
         .map_init(
-            || Episode::new(Arc::clone(world)),
+            || pool.take(),
             |episode, t| {
                 let episode = episode.as_mut().map_err(|e| Error::Other(e.to_string()))?;
-                let out = score_one(world, rubrics, episode, t, judge);
+                let out = score_one(world, rubrics, episode.episode(), t, judge);
                 progress();
                 out
             },

@@ -183,6 +183,8 @@ pub(crate) struct Context<'a> {
     pub observations: &'a [Observation],
     pub judgments: &'a [Judgment],
     changes: OnceCell<Result<Changes, String>>,
+    /// Each message normalized once (`None` for tool calls).
+    normalized: OnceCell<Vec<Option<String>>>,
 }
 
 /// Rows shown as evidence; more are counted, not copied.
@@ -201,7 +203,21 @@ impl<'a> Context<'a> {
             observations,
             judgments,
             changes: OnceCell::new(),
+            normalized: OnceCell::new(),
         }
+    }
+
+    fn normalized(&self, i: usize) -> &str {
+        let all = self.normalized.get_or_init(|| {
+            self.actions
+                .iter()
+                .map(|a| match a {
+                    Action::Message { message } => Some(super::numbers::normalize(message)),
+                    Action::Tool { .. } => None,
+                })
+                .collect()
+        });
+        all.get(i).and_then(|n| n.as_deref()).unwrap_or("")
     }
 
     fn changes(&self) -> Result<&Changes, String> {
@@ -441,7 +457,9 @@ impl Pattern {
                 },
                 Action::Tool { tool: t, args: a },
             ) => t == tool && (*include_failed || cx.succeeded(i)) && args_match(a, args),
-            (Pattern::Message(p), Action::Message { message }) => p.find(message).is_some(),
+            (Pattern::Message(p), Action::Message { message }) => {
+                p.find_in(message, cx.normalized(i)).is_some()
+            }
             _ => false,
         }
     }
@@ -577,7 +595,7 @@ fn eval_message(
         (Within::Any, None) => "any message".to_string(),
     };
     for (i, text) in &messages {
-        if let Some(found) = pattern.find(text) {
+        if let Some(found) = pattern.find_in(text, cx.normalized(*i)) {
             let mut ev = Evidence::detail(format!(
                 "step {} says {}: \"{}\"",
                 i + 1,

@@ -266,10 +266,11 @@ pub fn lint(
         .keys()
         .filter(|t| options.task.as_ref().is_none_or(|only| only == *t))
         .collect();
+    let pool = super::EpisodePool::new(world);
     let results: Vec<TaskLint> = tasks
         .par_iter()
         .map_init(
-            || Episode::new(Arc::clone(world)),
+            || pool.take(),
             |episode, task_id| {
                 let out = match episode {
                     Ok(ep) => {
@@ -278,7 +279,7 @@ pub fn lint(
                             .filter(|(t, _)| t == *task_id)
                             .map(|(_, g)| g)
                             .collect();
-                        lint_task(world, rubrics, ep, task_id, &mine, options)
+                        lint_task(world, rubrics, ep.episode(), task_id, &mine, options)
                     }
                     Err(e) => Err(Error::Other(e.to_string())),
                 };
@@ -445,17 +446,15 @@ fn lint_task(
     };
     if let Some(s) = lint.mutation.score {
         if s < options.min_mutation_score - EPS {
-            let survivors: Vec<String> = lint
+            let survivors = lint
                 .mutants
                 .iter()
                 .filter(|m| !m.caught && !m.equivalent)
-                .map(|m| m.description.clone())
-                .collect();
+                .count();
             lint.problems.push(format!(
-                "mutation score {:.0}% is below {:.0}%; the rubric does not notice: {}",
+                "mutation score {:.0}% is below {:.0}%: the rubric does not notice {survivors} mutant(s) (the survivors)",
                 s * 100.0,
                 options.min_mutation_score * 100.0,
-                survivors.join("; ")
             ));
         }
     }

@@ -182,19 +182,16 @@ pub enum TextPattern {
 
 impl TextPattern {
     /// Where in `text` the pattern is found, as the excerpt that matched.
-    pub fn find(&self, text: &str) -> Option<String> {
+    /// `normalized` is `text` after [`numbers::normalize`], done once per
+    /// message however many criteria read it.
+    pub fn find_in(&self, text: &str, normalized: &str) -> Option<String> {
         match self {
-            TextPattern::Contains(p) => {
-                let norm = numbers::normalize(text);
-                numbers::contains_phrase(&norm, p).then(|| p.clone())
-            }
+            TextPattern::Contains(p) => numbers::contains_phrase(normalized, p).then(|| p.clone()),
             TextPattern::Regex(re) => re.find(text).map(|m| m.as_str().to_string()),
             TextPattern::Number { value, tolerance } => {
                 numbers::find_number(text, *value, *tolerance).map(|n| n.text)
             }
-            TextPattern::Date(_, re) => re
-                .find(&numbers::normalize(text))
-                .map(|m| m.as_str().to_string()),
+            TextPattern::Date(_, re) => re.find(normalized).map(|m| m.as_str().to_string()),
         }
     }
 

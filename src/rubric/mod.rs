@@ -300,6 +300,61 @@ impl RubricSet {
     }
 }
 
+/// Episodes reused across parallel jobs. Rayon may start many more jobs
+/// than it has threads, and creating an episode copies the world's
+/// database, so jobs borrow episodes from here instead of making their own.
+pub(crate) struct EpisodePool {
+    world: Arc<World>,
+    free: Mutex<Vec<Episode>>,
+}
+
+impl EpisodePool {
+    pub fn new(world: &Arc<World>) -> Self {
+        EpisodePool {
+            world: Arc::clone(world),
+            free: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn take(&self) -> Result<Pooled<'_>> {
+        let ep = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let ep = match ep {
+            Some(ep) => ep,
+            None => Episode::new(Arc::clone(&self.world))?,
+        };
+        Ok(Pooled {
+            ep: Some(ep),
+            pool: self,
+        })
+    }
+}
+
+/// An episode on loan from an [`EpisodePool`]; it goes back when dropped.
+pub(crate) struct Pooled<'a> {
+    ep: Option<Episode>,
+    pool: &'a EpisodePool,
+}
+
+impl Pooled<'_> {
+    pub fn episode(&mut self) -> &mut Episode {
+        self.ep
+            .as_mut()
+            .expect("a pooled episode is present until dropped")
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some(ep) = self.ep.take() {
+            self.pool
+                .free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(ep);
+        }
+    }
+}
+
 /// What replaying an action list produced.
 #[derive(Debug, Clone)]
 pub struct Replayed {

@@ -146,7 +146,10 @@ impl Fields {
     pub fn from_query(op: Op, pairs: impl IntoIterator<Item = (String, String)>) -> Fields {
         Fields {
             op: op.name(),
-            map: pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect(),
+            map: pairs
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect(),
         }
     }
 
@@ -187,10 +190,7 @@ impl Fields {
 
     pub fn required(&self, name: &str, what: &str) -> Result<&Value, ApiError> {
         self.get(name).ok_or_else(|| {
-            ApiError::invalid_request(format!(
-                "`{}` needs the field `{name}` ({what})",
-                self.op
-            ))
+            ApiError::invalid_request(format!("`{}` needs the field `{name}` ({what})", self.op))
         })
     }
 
@@ -298,9 +298,7 @@ pub fn parse_move(fields: &Fields) -> Result<Move, ApiError> {
 /// The arguments of a submission: an optional `final_message`.
 pub fn submit_args(args: &Map<String, Value>) -> Result<Move, String> {
     if let Some(k) = args.keys().find(|k| *k != "final_message") {
-        return Err(format!(
-            "`submit` takes only `final_message`, not `{k}`"
-        ));
+        return Err(format!("`submit` takes only `final_message`, not `{k}`"));
     }
     match args.get("final_message") {
         None | Some(Value::Null) => Ok(Move::Submit {

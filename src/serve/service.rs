@@ -19,7 +19,7 @@ use crate::world::World;
 
 use super::protocol::{self, codes, ApiError, Fields, Move, Op, StepResponse};
 use super::reward::{self, RewardSource};
-use super::sessions::{Session, SessionState, Sessions};
+use super::sessions::{EpisodePool, Session, SessionState, Sessions};
 use super::user_sim::{Turn, UserSimRequest, UserSimulator};
 
 /// Limits and policies of one server.
@@ -60,6 +60,9 @@ impl Reply {
     }
 }
 
+/// Idle episodes kept per world for reuse by later resets.
+const IDLE_EPISODES_PER_WORLD: usize = 8;
+
 /// The longest client-chosen `episode_id` and `model`.
 const MAX_ID_LEN: usize = 128;
 const MAX_MODEL_LEN: usize = 200;
@@ -69,6 +72,7 @@ pub struct Server {
     worlds: IndexMap<String, Arc<World>>,
     store: Arc<Store>,
     sessions: Sessions,
+    pool: Arc<EpisodePool>,
     reward: Box<dyn RewardSource>,
     user_sim: Option<Box<dyn UserSimulator>>,
     config: ServeConfig,
@@ -100,6 +104,7 @@ impl Server {
             reward: reward::default_source(Arc::clone(&store)),
             store,
             sessions: Sessions::new(config.max_concurrent, config.idle_timeout),
+            pool: Arc::new(EpisodePool::new(IDLE_EPISODES_PER_WORLD)),
             user_sim: None,
             config,
         })
@@ -150,9 +155,7 @@ impl Server {
         f.only(&["task_id", "world_id", "seed", "episode_id", "model"])?;
         let task_id = f.required_text("task_id", "a task id, as listed by `tasks`")?;
         let world_id = f.text("world_id", "a world id, as listed by `tasks`")?;
-        let seed = f
-            .unsigned("seed", "a non-negative integer")?
-            .unwrap_or(0);
+        let seed = f.unsigned("seed", "a non-negative integer")?.unwrap_or(0);
         let key = f.text("episode_id", "text")?;
         if let Some(k) = &key {
             check_id(k)?;
@@ -163,9 +166,10 @@ impl Server {
         check_model(&model)?;
         let world = Arc::clone(self.resolve(world_id.as_deref(), &task_id)?);
         let reservation = self.sessions.reserve(key.as_deref())?;
-        let recorder = Recorder::start(
+        let episode = self.pool.take(&world).map_err(engine_error)?;
+        let recorder = Recorder::start_with(
             Arc::clone(&self.store),
-            Arc::clone(&world),
+            episode,
             &task_id,
             Actor::Agent {
                 model: model.clone(),
@@ -180,8 +184,14 @@ impl Server {
         let mut info = step_info(&recorder, EpisodeStatus::InProgress);
         info.insert("title".into(), json!(task.title));
         info.insert("policy".into(), json!(world.policy));
-        self.sessions
-            .insert(reservation, key.clone(), world, model, recorder);
+        self.sessions.insert(
+            reservation,
+            key.clone(),
+            world,
+            model,
+            recorder,
+            Arc::clone(&self.pool),
+        );
         tracing::debug!(episode = %key, task = %task_id, "reset");
         Ok(StepResponse {
             episode_id: key,
@@ -205,7 +215,7 @@ impl Server {
         if st.closed {
             return Err(self.sessions.unknown(&key));
         }
-        if st.recorder.is_done() || !st.recorder.record().status.is_open() {
+        if st.rec().is_done() || !st.rec().record().status.is_open() {
             let why = if st.truncated {
                 "the step limit was reached"
             } else if st.terminated {
@@ -243,8 +253,8 @@ impl Server {
         if let Action::Message { message } = &action {
             self.simulate_reply(&session, &mut st, message)?;
         }
-        let stepped = st.recorder.step(action, None);
-        st.recorder.set_next_reply(None);
+        let stepped = st.rec_mut().step(action, None);
+        st.rec_mut().set_next_reply(None);
         let recorded = stepped.map_err(engine_error)?;
         let out = recorded.outcome;
         let done = out.terminated || out.truncated;
@@ -254,13 +264,13 @@ impl Server {
             self.finish(&session, &mut st, None)
         } else {
             (
-                self.reward.step_reward(&st.recorder),
-                step_info(&st.recorder, EpisodeStatus::InProgress),
+                self.reward.step_reward(st.rec()),
+                step_info(st.rec(), EpisodeStatus::InProgress),
             )
         };
         Ok(StepResponse {
             episode_id: key,
-            record_id: st.recorder.record().id.clone(),
+            record_id: st.rec().record().id.clone(),
             observation: out.observation,
             reward,
             done,
@@ -280,10 +290,10 @@ impl Server {
     ) -> Result<StepResponse, ApiError> {
         st.terminated = true;
         let (reward, info) = self.finish(session, st, final_message);
-        let final_message = st.recorder.record().final_message.clone();
+        let final_message = st.rec().record().final_message.clone();
         Ok(StepResponse {
             episode_id: session.key.clone(),
-            record_id: st.recorder.record().id.clone(),
+            record_id: st.rec().record().id.clone(),
             observation: Observation::success(
                 json!({"submitted": true, "final_message": final_message}),
                 "Submitted.".to_string(),
@@ -305,12 +315,12 @@ impl Server {
         st: &mut SessionState,
         final_message: Option<String>,
     ) -> (f64, Map<String, Value>) {
-        if let Err(e) = st.recorder.submit(final_message) {
+        if let Err(e) = st.rec_mut().submit(final_message) {
             tracing::error!(episode = %session.key, "cannot mark the episode submitted: {e}");
         }
         session.mark_done();
-        let mut info = step_info(&st.recorder, st.recorder.record().status);
-        let (reward, extra) = match self.reward.final_reward(&st.recorder) {
+        let mut info = step_info(st.rec(), st.rec().record().status);
+        let (reward, extra) = match self.reward.final_reward(st.rec()) {
             Ok(fin) => (fin.reward, fin.info),
             Err(e) => {
                 tracing::warn!(episode = %session.key, "scoring failed: {e}");
@@ -338,7 +348,7 @@ impl Server {
         let Some(sim) = &self.user_sim else {
             return Ok(());
         };
-        let episode = st.recorder.episode();
+        let episode = st.rec().episode();
         if episode.scripted_replies_left() > 0 {
             return Ok(());
         }
@@ -348,7 +358,7 @@ impl Server {
             task: &task.id,
             instruction: &task.instruction,
             facts: &task.facts,
-            conversation: conversation(&task.opening_message, &st.recorder),
+            conversation: conversation(&task.opening_message, st.rec()),
             message,
         };
         let reply = sim.reply(&request).map_err(|e| {
@@ -358,7 +368,7 @@ impl Server {
                 format!("the user simulator failed, so the message was not sent: {e}"),
             )
         })?;
-        st.recorder.set_next_reply(Some(reply));
+        st.rec_mut().set_next_reply(Some(reply));
         Ok(())
     }
 
@@ -371,7 +381,7 @@ impl Server {
         if st.closed {
             return Err(self.sessions.unknown(&key));
         }
-        let rec = &st.recorder;
+        let rec = st.rec();
         let ep = rec.episode();
         Ok(json!({
             "episode_id": key,
@@ -523,9 +533,7 @@ impl Server {
                     format!("no world `{w}`; this server serves {}", self.world_list()),
                 )
             }),
-            None if self.worlds.len() == 1 => {
-                Ok(self.worlds.values().next().expect("one world"))
-            }
+            None if self.worlds.len() == 1 => Ok(self.worlds.values().next().expect("one world")),
             None => Err(ApiError::invalid_request(format!(
                 "`world_id` is needed: this server serves {}",
                 self.world_list()
@@ -550,9 +558,10 @@ impl Server {
             .collect();
         match found.as_slice() {
             [one] => Ok(one),
-            [] if self.worlds.len() == 1 => {
-                Err(unknown_task(self.worlds.values().next().expect("one world"), task_id))
-            }
+            [] if self.worlds.len() == 1 => Err(unknown_task(
+                self.worlds.values().next().expect("one world"),
+                task_id,
+            )),
             [] => Err(ApiError::new(
                 404,
                 codes::UNKNOWN_TASK,
@@ -665,16 +674,16 @@ fn close_session(session: &Session) -> (EpisodeStatus, usize, String) {
     let mut st = session.lock();
     if !st.closed {
         st.closed = true;
-        if st.recorder.record().status.is_open() {
-            if let Err(e) = st.recorder.abandon() {
+        if st.rec().record().status.is_open() {
+            if let Err(e) = st.rec_mut().abandon() {
                 tracing::error!(episode = %session.key, "cannot mark the episode abandoned: {e}");
             }
         }
     }
     (
-        st.recorder.record().status,
-        st.recorder.steps().len(),
-        st.recorder.record().id.clone(),
+        st.rec().record().status,
+        st.rec().steps().len(),
+        st.rec().record().id.clone(),
     )
 }
 

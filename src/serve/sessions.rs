@@ -14,10 +14,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use crate::episode::Episode;
 use crate::recorder::Recorder;
 use crate::world::World;
 
 use super::protocol::{codes, ApiError};
+
+// Sessions move between the async workers, the blocking pool and the stdio
+// thread: the recorder (and the episode and SQLite connections inside it)
+// must be `Send`. This fails to compile if that ever stops being true.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Recorder>();
+    send::<Episode>();
+};
 
 /// One agent episode.
 pub struct Session {
@@ -25,6 +35,7 @@ pub struct Session {
     pub world: Arc<World>,
     pub model: String,
     state: Mutex<SessionState>,
+    pool: Arc<EpisodePool>,
     /// Milliseconds since the registry's epoch at the last request.
     last_used: AtomicU64,
     /// Requests in flight; a busy session is never idle.
@@ -35,7 +46,9 @@ pub struct Session {
 
 /// What only one request at a time may touch.
 pub struct SessionState {
-    pub recorder: Recorder,
+    /// Always `Some` until the session is dropped and its episode goes
+    /// back to the pool.
+    recorder: Option<Recorder>,
     /// Removed from the registry and, if it was running, abandoned. A
     /// request that fetched the session just before that sees this.
     pub closed: bool,
@@ -45,6 +58,70 @@ pub struct SessionState {
     pub reward: f64,
     /// Reward details added to the final step's `info`.
     pub reward_info: Map<String, Value>,
+}
+
+impl SessionState {
+    pub fn rec(&self) -> &Recorder {
+        self.recorder
+            .as_ref()
+            .expect("a session's recorder is only taken when it is dropped")
+    }
+
+    pub fn rec_mut(&mut self) -> &mut Recorder {
+        self.recorder
+            .as_mut()
+            .expect("a session's recorder is only taken when it is dropped")
+    }
+}
+
+/// Episodes of finished sessions, kept for reuse: opening an episode costs
+/// a database copy and cold prepared statements, reusing one costs a reset.
+pub struct EpisodePool {
+    idle: Mutex<HashMap<String, Vec<Episode>>>,
+    per_world: usize,
+}
+
+impl EpisodePool {
+    pub fn new(per_world: usize) -> EpisodePool {
+        EpisodePool {
+            idle: Mutex::new(HashMap::new()),
+            per_world,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Vec<Episode>>> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An idle episode of `world`, or a new one.
+    pub fn take(&self, world: &Arc<World>) -> crate::error::Result<Episode> {
+        let reused = self
+            .lock()
+            .get_mut(&world.meta.id)
+            .and_then(Vec::pop)
+            .filter(|e| Arc::ptr_eq(e.world(), world));
+        match reused {
+            Some(e) => Ok(e),
+            None => Episode::new(Arc::clone(world)),
+        }
+    }
+
+    pub fn put(&self, episode: Episode) {
+        let mut idle = self.lock();
+        let slot = idle.entry(episode.world().meta.id.clone()).or_default();
+        if slot.len() < self.per_world {
+            slot.push(episode);
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(recorder) = state.recorder.take() {
+            self.pool.put(recorder.into_episode());
+        }
+    }
 }
 
 impl Session {
@@ -208,19 +285,21 @@ impl Sessions {
         world: Arc<World>,
         model: String,
         recorder: Recorder,
+        pool: Arc<EpisodePool>,
     ) -> Arc<Session> {
         let session = Arc::new(Session {
             key: key.clone(),
             world,
             model,
             state: Mutex::new(SessionState {
-                recorder,
+                recorder: Some(recorder),
                 closed: false,
                 terminated: false,
                 truncated: false,
                 reward: 0.0,
                 reward_info: Map::new(),
             }),
+            pool,
             last_used: AtomicU64::new(self.now_ms()),
             busy: AtomicUsize::new(0),
             done: AtomicBool::new(false),

@@ -254,7 +254,11 @@ mod tests {
     fn reads_the_reply_field() {
         assert_eq!(parse_reply(b" {\"reply\": \"ok\"}\n").unwrap(), "ok");
         assert!(parse_reply(b"hello").unwrap_err().contains("not JSON"));
-        assert!(parse_reply(b"{\"text\": 1}").unwrap_err().contains("`reply`"));
-        assert!(parse_reply(b"{\"reply\": 1}").unwrap_err().contains("not text"));
+        assert!(parse_reply(b"{\"text\": 1}")
+            .unwrap_err()
+            .contains("`reply`"));
+        assert!(parse_reply(b"{\"reply\": 1}")
+            .unwrap_err()
+            .contains("not text"));
     }
 }

@@ -46,7 +46,8 @@ impl Harness {
     ) -> Harness {
         let dir = tempfile::tempdir().expect("tempdir");
         let store_path = dir.path().join("store.sqlite");
-        let store = Arc::new(Store::open_with(&store_path, config.durability).expect("store opens"));
+        let store =
+            Arc::new(Store::open_with(&store_path, config.durability).expect("store opens"));
         let server = Arc::new(
             Server::new(worlds, store, config)
                 .expect("server")
@@ -62,8 +63,12 @@ impl Harness {
                 .build()
                 .expect("runtime");
             rt.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-                addr_tx.send(listener.local_addr().expect("addr")).expect("send addr");
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                addr_tx
+                    .send(listener.local_addr().expect("addr"))
+                    .expect("send addr");
                 let reaper = understudy::serve::spawn_reaper(Arc::clone(&s));
                 understudy::serve::http::serve(listener, s, async {
                     let _ = stop_rx.await;
@@ -73,7 +78,9 @@ impl Harness {
                 reaper.abort();
             });
         });
-        let addr = addr_rx.recv_timeout(Duration::from_secs(10)).expect("server starts");
+        let addr = addr_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("server starts");
         let client = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(30))
             .build()
@@ -123,7 +130,10 @@ impl Harness {
     }
 
     pub fn step(&self, episode_id: &str, action: Value) -> (u16, Value) {
-        self.post("/step", &serde_json::json!({"episode_id": episode_id, "action": action}))
+        self.post(
+            "/step",
+            &serde_json::json!({"episode_id": episode_id, "action": action}),
+        )
     }
 
     pub fn store(&self) -> &Arc<Store> {
@@ -148,16 +158,25 @@ impl Drop for Harness {
 
 /// An error response's code, asserting the shape `{"error": {code, message}}`.
 pub fn error_code(body: &Value) -> &str {
-    let err = body.get("error").unwrap_or_else(|| panic!("not an error response: {body}"));
+    let err = body
+        .get("error")
+        .unwrap_or_else(|| panic!("not an error response: {body}"));
     assert!(
-        err.get("message").and_then(Value::as_str).is_some_and(|m| !m.is_empty()),
+        err.get("message")
+            .and_then(Value::as_str)
+            .is_some_and(|m| !m.is_empty()),
         "error without a message: {body}"
     );
-    err.get("code").and_then(Value::as_str).unwrap_or_else(|| panic!("error without a code: {body}"))
+    err.get("code")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("error without a code: {body}"))
 }
 
 pub fn message(body: &Value) -> String {
-    body["error"]["message"].as_str().unwrap_or_default().to_string()
+    body["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The task's reference solution as actions.
@@ -167,7 +186,12 @@ pub fn solution(world: &World, task: &str) -> Vec<Value> {
 
 /// What the engine itself observes for `actions` on a fresh episode, as
 /// JSON: the expected observations over the wire.
-pub fn expected_observations(world: &Arc<World>, task: &str, seed: u64, actions: &[Value]) -> Vec<Value> {
+pub fn expected_observations(
+    world: &Arc<World>,
+    task: &str,
+    seed: u64,
+    actions: &[Value],
+) -> Vec<Value> {
     let mut ep = Episode::new(Arc::clone(world)).expect("episode");
     ep.reset(task, seed).expect("reset");
     let mut out = Vec::new();

@@ -40,6 +40,8 @@ print("reward:", reward, f"({info['reward_source']})")
 if score:
     print("rubric score:", score["value"], "range", score["range"])
     for c in score["criteria"]:
-        print(f"  {'+' if c['met'] else '-'} {c['id']}: {c['earned']}/{c['points']}")
+        met = {True: "met", False: "not met", None: "pending"}[c["met"]]
+        kind = f"{c['points']:+g} points" + (", gate" if c["gate"] else "")
+        print(f"  {c['id']}: {met} ({kind})")
 else:
     print("no rubric scored this task:", info.get("reward_note"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import tomllib
+from understudy_gym.registration import tomllib
 from pathlib import Path
 
 import gymnasium as gym

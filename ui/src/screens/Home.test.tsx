@@ -17,6 +17,8 @@ vi.mock("../api", () => ({ api }));
 
 import { Home } from "./Home";
 
+const summary = { id: task.id, title: task.title, difficulty: task.difficulty, summary: task.instruction };
+
 const expert = {
   id: "e1",
   name: "Renee Okafor",
@@ -41,9 +43,9 @@ beforeEach(() => {
         version: "1.0.0",
         description: "A SaaS support desk.",
         tasks: [
-          { ...task, progress: { submitted: 1, open_episode: null } },
-          { ...task, id: "t2", title: "Upgrade a plan", progress: { submitted: 0, open_episode: "ep-9" } },
-          { ...task, id: "t3", title: "Cancel a plan", progress: { submitted: 0, open_episode: null } },
+          { ...summary, progress: { submitted: 1, open_episode: null } },
+          { ...summary, id: "t2", title: "Upgrade a plan", progress: { submitted: 0, open_episode: "ep-9" } },
+          { ...summary, id: "t3", title: "Cancel a plan", progress: { submitted: 0, open_episode: null } },
         ],
       },
     ],

@@ -104,7 +104,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
     return (catalog?.worlds ?? []).map((w) => ({
       ...w,
       tasks: q
-        ? w.tasks.filter((t) => `${t.title} ${t.id} ${t.instruction} ${w.name}`.toLowerCase().includes(q))
+        ? w.tasks.filter((t) => `${t.title} ${t.id} ${t.summary} ${w.name}`.toLowerCase().includes(q))
         : w.tasks,
     }));
   }, [catalog, filter]);
@@ -217,7 +217,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
                               {t.title}
                               {t.difficulty && <span className={`chip chip-outline diff-${t.difficulty}`}>{t.difficulty}</span>}
                             </div>
-                            <div className="muted small task-instruction">{t.instruction}</div>
+                            <div className="muted small task-instruction">{t.summary}</div>
                           </div>
                           <span className={`chip chip-${p.tone}`}>{p.text}</span>
                           <button
