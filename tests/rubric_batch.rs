@@ -252,12 +252,56 @@ fn stored_episodes_of_an_actor_are_scored_and_saved() {
     assert_eq!(stored.score.world_hash, world.content_hash);
     assert_eq!(stored.score.rubric_version, "1");
 
+    // The store's native export scores the same, replayed from its steps.
+    drop(store);
+    let native = dir.path().join("native.jsonl");
+    let out = bin()
+        .args(["export", "--format", "native", "--store"])
+        .arg(&path)
+        .arg("--output")
+        .arg(&native)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = bin()
+        .args(["score", "--json", "--world"])
+        .arg(common::mini_dir())
+        .arg("--input")
+        .arg(&native)
+        .arg("--store")
+        .arg(&path)
+        .args(["--save", "--output"])
+        .arg(dir.path().join("o2.jsonl"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("summary");
+    assert_eq!(summary["mean"], 0.5);
+    let store = Store::open(&path).expect("reopen");
+    assert_eq!(
+        store.scores(&ids[0]).expect("read").len(),
+        2,
+        "a re-score adds history"
+    );
+
     // Scores of trajectories that are not stored episodes cannot be saved,
     // and a batch with one unknown episode saves nothing.
     let mut unknown = stored.score.clone();
     unknown.episode_id = Some("no-such-episode".into());
     assert!(store.save_scores(&[stored.score.clone(), unknown]).is_err());
-    assert_eq!(store.scores(&ids[0]).expect("read").len(), 1);
+    assert_eq!(
+        store.scores(&ids[0]).expect("read").len(),
+        2,
+        "nothing of the failed batch was stored"
+    );
     let mut anonymous = stored.score.clone();
     anonymous.episode_id = None;
     assert!(store.save_scores(&[anonymous]).is_err());

@@ -94,6 +94,15 @@ fn mark_interactive(state: State<'_, AppState>, label: String) -> f64 {
     ms
 }
 
+fn perf(label: &str) {
+    if let Some(path) = std::env::var_os("UNDERSTUDY_PERF_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(f, "{label} {:.0}", process_age_ms().unwrap_or(0.0));
+        }
+    }
+}
+
 /// Milliseconds since this process started, from `/proc` (Linux), so the
 /// time to load the program and its libraries counts too.
 fn process_age_ms() -> Option<f64> {
@@ -124,6 +133,7 @@ pub fn run() {
         .plugin(tauri_plugin_dialog::init())
         .plugin(window_state.build())
         .setup(move |app| {
+            perf("setup");
             let data_dir = match &options.data_dir {
                 Some(d) => Ok(d.clone()),
                 None => app.path().app_data_dir().map_err(|e| {
@@ -141,6 +151,7 @@ pub fn run() {
                 paths::find_worlds_dir(exe.as_deref(), resources.as_deref(), cwd.as_deref())
             });
             let service = data_dir.and_then(|d| Service::open(&d, worlds_dir));
+            perf("service");
             app.manage(AppState { service, started });
             if !options.blank {
                 // Read the worlds while the window paints.
@@ -148,6 +159,7 @@ pub fn run() {
                 std::thread::spawn(move || {
                     if let Ok(s) = handle.state::<AppState>().service() {
                         s.warm_up();
+                        perf("worlds");
                     }
                 });
             }
@@ -162,6 +174,7 @@ pub fn run() {
                 .min_inner_size(1024.0, 640.0)
                 .center()
                 .build()?;
+            perf("window");
             Ok(())
         })
         .on_window_event(|window, event| {
