@@ -22,7 +22,7 @@
 //! println!("customer says: {}", first.observation.text);
 //! let out = episode.step(&Action::tool("lookup_customer", serde_json::json!({"email": "dana@example.com"})))?;
 //! println!("{}", out.observation.text);
-//! println!("{}", serde_json::to_string(&episode.changes()?)?);
+//! println!("{:?}", episode.changes()?);
 //! # Ok::<(), understudy::Error>(())
 //! ```
 //!

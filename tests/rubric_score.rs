@@ -209,6 +209,16 @@ fn ordering_and_failed_calls_are_explained() {
     let frozen = Rubric::load(&world, "frozen")
         .expect("loads")
         .expect("exists");
+    // A rubric only grades its own task.
+    let mut ep = Episode::new(Arc::clone(&world)).expect("episode");
+    ep.reset("pay-back", 0).expect("reset");
+    let wrong = rubric::score_episode(&frozen, &ep, &[], &[]);
+    assert_eq!(wrong.value, Some(0.0));
+    assert_eq!(wrong.errors.len(), frozen.criteria.len());
+    assert!(wrong.criteria[0]
+        .evidence
+        .detail
+        .contains("ran task `pay-back`"));
     let s = score(&world, &frozen, &gold(&world, "frozen"));
     assert_eq!(s.value, Some(1.0), "the refused attempt is what gold did");
     let s = score(&world, &frozen, &[]);

@@ -213,11 +213,6 @@ impl EpisodeSummary {
 }
 
 #[tauri::command(async)]
-pub fn list_open_episodes(state: State<'_, AppState>) -> AppResult<Vec<EpisodeSummary>> {
-    state.service()?.open_episodes()
-}
-
-#[tauri::command(async)]
 pub fn start_episode(
     state: State<'_, AppState>,
     world_id: String,

@@ -89,16 +89,6 @@ impl Settings {
     }
 }
 
-#[tauri::command(async)]
-pub fn list_experts(state: State<'_, AppState>) -> AppResult<Vec<ExpertView>> {
-    state.service()?.experts()
-}
-
-#[tauri::command(async)]
-pub fn current_expert(state: State<'_, AppState>) -> AppResult<Option<ExpertView>> {
-    state.service()?.current_expert()
-}
-
 /// Creates (no `id`) or updates an expert; they become the current expert.
 #[tauri::command(async)]
 pub fn save_expert(

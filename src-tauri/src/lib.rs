@@ -8,6 +8,7 @@
 //! Rust ones here (`ui/src/bindings`, see `export_bindings` below).
 //!
 //! Layout, one file per area of commands:
+//! - [`home`]: everything the start screen shows, in one call;
 //! - [`worlds`]: the world and task catalogue, a world's policy and views;
 //! - [`experts`]: expert profiles and who is using the app;
 //! - [`episodes`]: start, act, annotate, undo, pause, review, submit, discard;
@@ -24,6 +25,7 @@
 pub mod episodes;
 pub mod error;
 pub mod experts;
+pub mod home;
 pub mod paths;
 pub mod review;
 pub mod service;
@@ -32,9 +34,7 @@ pub mod worlds;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use serde::Serialize;
 use tauri::{Manager, State, WebviewUrl, WebviewWindowBuilder};
-use ts_rs::TS;
 
 use crate::error::{AppError, AppResult};
 use crate::paths::Options;
@@ -52,36 +52,25 @@ impl AppState {
     pub fn service(&self) -> AppResult<&Service> {
         self.service.as_ref().map_err(Clone::clone)
     }
-}
 
-/// Where the app keeps things, for the start screen's footer.
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct AppInfo {
-    pub version: String,
-    pub data_dir: Option<String>,
-    pub store_path: Option<String>,
-    /// Why the app could not open its store, if it could not.
-    pub startup_error: Option<AppError>,
-}
-
-#[tauri::command]
-fn app_info(state: State<'_, AppState>) -> AppInfo {
-    let service = state.service.as_ref().ok();
-    AppInfo {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        data_dir: service.map(|s| s.data_dir().display().to_string()),
-        store_path: service.map(|s| s.store_path().display().to_string()),
-        startup_error: state.service.as_ref().err().cloned(),
+    /// Why the app could not start, if it could not.
+    pub fn startup_error(&self) -> Option<&AppError> {
+        self.service.as_ref().err()
     }
 }
 
 /// Called by the page once it is interactive. Returns the milliseconds
-/// since the process started, and appends `label ms` to the file named by
-/// `UNDERSTUDY_PERF_LOG`, if set (used by the start-up measurement).
+/// since the process started (and logs them, see `perf_mark`).
 #[tauri::command]
 fn mark_interactive(state: State<'_, AppState>, label: String) -> f64 {
-    let ms = process_age_ms().unwrap_or_else(|| state.started.elapsed().as_secs_f64() * 1000.0);
-    if let Some(path) = std::env::var_os("UNDERSTUDY_PERF_LOG") {
+    perf_mark(&label);
+    process_age_ms().unwrap_or_else(|| state.started.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// Appends `label ms` (milliseconds since the process started) to the file
+/// named by `UNDERSTUDY_PERF_LOG`, if set: for start-up measurements.
+fn perf_mark(label: &str) {
+    if let (Some(path), Some(ms)) = (std::env::var_os("UNDERSTUDY_PERF_LOG"), process_age_ms()) {
         use std::io::Write;
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
@@ -89,16 +78,6 @@ fn mark_interactive(state: State<'_, AppState>, label: String) -> f64 {
             .open(path)
         {
             let _ = writeln!(f, "{label} {ms:.0}");
-        }
-    }
-    ms
-}
-
-fn perf(label: &str) {
-    if let Some(path) = std::env::var_os("UNDERSTUDY_PERF_LOG") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
-            let _ = writeln!(f, "{label} {:.0}", process_age_ms().unwrap_or(0.0));
         }
     }
 }
@@ -133,7 +112,6 @@ pub fn run() {
         .plugin(tauri_plugin_dialog::init())
         .plugin(window_state.build())
         .setup(move |app| {
-            perf("setup");
             let data_dir = match &options.data_dir {
                 Some(d) => Ok(d.clone()),
                 None => app.path().app_data_dir().map_err(|e| {
@@ -151,18 +129,7 @@ pub fn run() {
                 paths::find_worlds_dir(exe.as_deref(), resources.as_deref(), cwd.as_deref())
             });
             let service = data_dir.and_then(|d| Service::open(&d, worlds_dir));
-            perf("service");
             app.manage(AppState { service, started });
-            if !options.blank {
-                // Read the worlds while the window paints.
-                let handle = app.handle().clone();
-                std::thread::spawn(move || {
-                    if let Ok(s) = handle.state::<AppState>().service() {
-                        s.warm_up();
-                        perf("worlds");
-                    }
-                });
-            }
             let page = if options.blank {
                 "blank.html"
             } else {
@@ -174,7 +141,18 @@ pub fn run() {
                 .min_inner_size(1024.0, 640.0)
                 .center()
                 .build()?;
-            perf("window");
+            perf_mark("window");
+            if !options.blank {
+                // Read the worlds while the page loads: after the window is
+                // made, since on two cores doing it sooner slows the window.
+                let handle = app.handle().clone();
+                std::thread::spawn(move || {
+                    if let Ok(s) = handle.state::<AppState>().service() {
+                        s.warm_up();
+                        perf_mark("worlds");
+                    }
+                });
+            }
             Ok(())
         })
         .on_window_event(|window, event| {
@@ -185,15 +163,11 @@ pub fn run() {
             }
         })
         .invoke_handler(tauri::generate_handler![
-            app_info,
             mark_interactive,
-            worlds::list_worlds,
+            home::home,
             worlds::get_world,
-            experts::list_experts,
-            experts::current_expert,
             experts::save_expert,
             experts::select_expert,
-            episodes::list_open_episodes,
             episodes::start_episode,
             episodes::open_episode,
             episodes::run_action,
@@ -223,9 +197,14 @@ mod bindings {
     #[test]
     fn export_bindings() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings");
+        // Start clean, so a type that is gone leaves no stale file behind.
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "ts") {
+                std::fs::remove_file(entry.path()).expect("removing an old binding");
+            }
+        }
         let all = [
-            super::AppInfo::export_all_to(&dir),
-            crate::worlds::Catalog::export_all_to(&dir),
+            crate::home::HomeView::export_all_to(&dir),
             crate::worlds::WorldDetail::export_all_to(&dir),
             crate::experts::ExpertView::export_all_to(&dir),
             crate::experts::ExpertDraft::export_all_to(&dir),

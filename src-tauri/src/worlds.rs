@@ -217,12 +217,6 @@ mod tests {
     }
 }
 
-/// Every world with its tasks and the current expert's progress.
-#[tauri::command(async)]
-pub fn list_worlds(state: State<'_, AppState>) -> AppResult<Catalog> {
-    state.service()?.catalog()
-}
-
 #[tauri::command(async)]
 pub fn get_world(state: State<'_, AppState>, world_id: String) -> AppResult<WorldDetail> {
     state.service()?.world_detail(&world_id)

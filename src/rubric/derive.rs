@@ -218,7 +218,7 @@ fn derive_task(
         };
         for (key, record) in tc.added.iter().chain(tc.changed.iter()) {
             let verb = if tc.added.contains_key(key) {
-                "exists and equals"
+                "is created exactly as"
             } else {
                 "ends exactly as"
             };

@@ -14,7 +14,7 @@ export function App() {
   const onReady = useCallback(() => {
     if (marked.current) return;
     marked.current = true;
-    requestAnimationFrame(() => void api.markInteractive("app").catch(() => undefined));
+    requestAnimationFrame(() => void api.markInteractive(`app@${Math.round(performance.now())}`).catch(() => undefined));
   }, []);
 
   if (screen.name === "workspace") {

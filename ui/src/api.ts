@@ -3,12 +3,10 @@
 import { invoke } from "@tauri-apps/api/core";
 import type { ActionInput } from "./bindings/ActionInput";
 import type { AppError } from "./bindings/AppError";
-import type { AppInfo } from "./bindings/AppInfo";
-import type { Catalog } from "./bindings/Catalog";
-import type { EpisodeSummary } from "./bindings/EpisodeSummary";
 import type { EpisodeView } from "./bindings/EpisodeView";
 import type { ExpertDraft } from "./bindings/ExpertDraft";
 import type { ExpertView } from "./bindings/ExpertView";
+import type { HomeView } from "./bindings/HomeView";
 import type { ReviewView } from "./bindings/ReviewView";
 import type { StepView } from "./bindings/StepView";
 import type { WorldDetail } from "./bindings/WorldDetail";
@@ -30,18 +28,15 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
 }
 
 export const api = {
-  appInfo: () => call<AppInfo>("app_info"),
   markInteractive: (label: string) => call<number>("mark_interactive", { label }),
+  /** Everything the start screen shows, in one round trip. */
+  home: () => call<HomeView>("home"),
 
-  listWorlds: () => call<Catalog>("list_worlds"),
   getWorld: (worldId: string) => call<WorldDetail>("get_world", { worldId }),
 
-  listExperts: () => call<ExpertView[]>("list_experts"),
-  currentExpert: () => call<ExpertView | null>("current_expert"),
   saveExpert: (id: string | null, draft: ExpertDraft) => call<ExpertView>("save_expert", { id, draft }),
   selectExpert: (id: string) => call<ExpertView>("select_expert", { id }),
 
-  listOpenEpisodes: () => call<EpisodeSummary[]>("list_open_episodes"),
   startEpisode: (worldId: string, taskId: string) => call<EpisodeView>("start_episode", { worldId, taskId }),
   openEpisode: (episodeId: string) => call<EpisodeView>("open_episode", { episodeId }),
   runAction: (episodeId: string, action: ActionInput, rationale: string | null = null) =>

@@ -4,8 +4,6 @@ import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import "./styles.css";
 
-import { api } from "./api";
-void api.markInteractive("script");
 const root = document.getElementById("root");
 if (root) {
   createRoot(root).render(

@@ -3,11 +3,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { task } from "../test/fixtures";
 
 const api = vi.hoisted(() => ({
-  appInfo: vi.fn(),
-  currentExpert: vi.fn(),
-  listExperts: vi.fn(),
-  listWorlds: vi.fn(),
-  listOpenEpisodes: vi.fn(),
+  home: vi.fn(),
   saveExpert: vi.fn(),
   startEpisode: vi.fn(),
   discardEpisode: vi.fn(),
@@ -29,32 +25,43 @@ const expert = {
   current: true,
 };
 
+const catalog = {
+  worlds_dir: "/w",
+  problems: [],
+  worlds: [
+    {
+      id: "support-desk",
+      name: "Brightline Support Desk",
+      version: "1.0.0",
+      description: "A SaaS support desk.",
+      tasks: [
+        { ...summary, progress: { submitted: 1, open_episode: null } },
+        { ...summary, id: "t2", title: "Upgrade a plan", progress: { submitted: 0, open_episode: "ep-9" } },
+        { ...summary, id: "t3", title: "Cancel a plan", progress: { submitted: 0, open_episode: null } },
+      ],
+    },
+  ],
+};
+
+function homeWith(current: typeof expert | null) {
+  return {
+    version: "0.1.0",
+    startup_error: null,
+    store_path: "/d/understudy.sqlite",
+    expert: current,
+    experts: current ? [current] : [],
+    catalog,
+    open_episodes: [],
+  };
+}
+
 beforeEach(() => {
-  api.appInfo.mockResolvedValue({ version: "0.1.0", data_dir: "/d", store_path: "/d/understudy.sqlite", startup_error: null });
-  api.listExperts.mockResolvedValue([]);
-  api.listOpenEpisodes.mockResolvedValue([]);
-  api.listWorlds.mockResolvedValue({
-    worlds_dir: "/w",
-    problems: [],
-    worlds: [
-      {
-        id: "support-desk",
-        name: "Brightline Support Desk",
-        version: "1.0.0",
-        description: "A SaaS support desk.",
-        tasks: [
-          { ...summary, progress: { submitted: 1, open_episode: null } },
-          { ...summary, id: "t2", title: "Upgrade a plan", progress: { submitted: 0, open_episode: "ep-9" } },
-          { ...summary, id: "t3", title: "Cancel a plan", progress: { submitted: 0, open_episode: null } },
-        ],
-      },
-    ],
-  });
+  api.home.mockReset();
 });
 
 describe("Home", () => {
   it("asks a new expert for their profile before any task can start", async () => {
-    api.currentExpert.mockResolvedValue(null);
+    api.home.mockResolvedValueOnce(homeWith(null)).mockResolvedValue(homeWith(expert));
     api.saveExpert.mockResolvedValue(expert);
     render(<Home onOpen={vi.fn()} />);
     await screen.findByTestId("expert-form");
@@ -64,10 +71,11 @@ describe("Home", () => {
     fireEvent.change(screen.getByPlaceholderText(/Renee Okafor/), { target: { value: "Renee Okafor" } });
     fireEvent.click(screen.getByText("Save profile"));
     await waitFor(() => expect(api.saveExpert).toHaveBeenCalledWith(null, expect.objectContaining({ name: "Renee Okafor" })));
+    await screen.findByTestId("expert-profile");
   });
 
   it("shows progress per task and resumes an open episode", async () => {
-    api.currentExpert.mockResolvedValue(expert);
+    api.home.mockResolvedValue(homeWith(expert));
     const onOpen = vi.fn();
     render(<Home onOpen={onOpen} />);
     await screen.findByTestId("expert-profile");

@@ -2,10 +2,7 @@ import { ask } from "@tauri-apps/plugin-dialog";
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
-import type { AppInfo } from "../bindings/AppInfo";
-import type { Catalog } from "../bindings/Catalog";
-import type { EpisodeSummary } from "../bindings/EpisodeSummary";
-import type { ExpertView } from "../bindings/ExpertView";
+import type { HomeView } from "../bindings/HomeView";
 import type { TaskSummary } from "../bindings/TaskSummary";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ExpertCard } from "../components/ExpertCard";
@@ -23,11 +20,7 @@ function progressLabel(t: TaskSummary): { text: string; tone: string } {
 }
 
 export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void; onReady?: () => void }) {
-  const [catalog, setCatalog] = useState<Catalog | null>(null);
-  const [expert, setExpert] = useState<ExpertView | null | undefined>(undefined);
-  const [experts, setExperts] = useState<ExpertView[]>([]);
-  const [open, setOpen] = useState<EpisodeSummary[]>([]);
-  const [info, setInfo] = useState<AppInfo | null>(null);
+  const [home, setHome] = useState<HomeView | null>(null);
   const [error, setError] = useState<AppError | null>(null);
   const [filter, setFilter] = useState("");
   const [starting, setStarting] = useState<string | null>(null);
@@ -37,26 +30,23 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
 
   const refresh = useCallback(async () => {
     try {
-      const [appInfo, current, all] = await Promise.all([api.appInfo(), api.currentExpert(), api.listExperts()]);
-      setInfo(appInfo);
-      setExpert(current);
-      setExperts(all);
-      if (appInfo.startup_error) return;
-      const [cat, episodes] = await Promise.all([api.listWorlds(), api.listOpenEpisodes()]);
-      setCatalog(cat);
-      setOpen(episodes);
+      const t0 = performance.now(); const h = await api.home(); void api.markInteractive(`home@${Math.round(t0)}-${Math.round(performance.now())}`); setHome(h);
     } catch (e) {
       setError(e as AppError);
     }
   }, []);
+  const catalog = home?.catalog ?? null;
+  const expert = home ? home.expert : undefined;
+  const experts = home?.experts ?? [];
+  const open = home?.open_episodes ?? [];
 
   useEffect(() => {
     void refresh();
   }, [refresh]);
 
   useEffect(() => {
-    if (catalog && onReady) onReady();
-  }, [catalog, onReady]);
+    if (home && onReady) onReady();
+  }, [home, onReady]);
 
   useEffect(() => {
     const onKey = (e: globalThis.KeyboardEvent) => {
@@ -137,7 +127,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
       </header>
       <main className="home-main">
         <div className="home-content">
-          {info?.startup_error && <ErrorBanner error={info.startup_error} />}
+          {home?.startup_error && <ErrorBanner error={home.startup_error} />}
           {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
           {open.length > 0 && (
             <section className="section" aria-labelledby="continue-title">
@@ -187,7 +177,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
             {noExpert && expert !== undefined && (
               <p className="notice">Fill in your profile on the right to start a task.</p>
             )}
-            {!catalog && !info?.startup_error && <p className="muted">Loading the worlds…</p>}
+            {!catalog && !home?.startup_error && <p className="muted">Loading the worlds…</p>}
             {catalog?.problems.map((p) => (
               <div key={p.folder} className="banner banner-warn">
                 <strong>A world could not be opened.</strong> {p.message}
@@ -261,10 +251,7 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
             <ExpertCard
               expert={expert}
               experts={experts}
-              onChanged={(e) => {
-                setExpert(e);
-                void refresh();
-              }}
+              onChanged={() => void refresh()}
             />
           )}
           <section className="card how">
@@ -276,9 +263,9 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
               <li>Review what changed, then submit. You can pause or undo at any time.</li>
             </ol>
           </section>
-          {info?.store_path && (
-            <p className="small muted storage" title={info.store_path}>
-              Recordings are saved in {info.store_path}
+          {home?.store_path && (
+            <p className="small muted storage" title={home.store_path}>
+              Recordings are saved in {home.store_path}
             </p>
           )}
         </aside>
