@@ -320,14 +320,31 @@ fn reset_restores_the_seed_in_every_kind_of_world() {
             ep.reset("pay-back", 0).unwrap();
             assert!(ep.changes().unwrap().is_empty(), "reset leaves no changes");
             let out = ep
-                .step(&Action::tool("transfer", json!({"from_id": "A-1", "to_id": "A-2", "amount": 10})))
+                .step(&Action::tool(
+                    "transfer",
+                    json!({"from_id": "A-1", "to_id": "A-2", "amount": 10}),
+                ))
                 .unwrap();
-            ep.step(&Action::tool("tag_doc", json!({"doc_id": "d2", "tag": "z"}))).unwrap();
-            runs.push((out.observation, serde_json::to_string(&ep.changes().unwrap()).unwrap()));
+            ep.step(&Action::tool(
+                "tag_doc",
+                json!({"doc_id": "d2", "tag": "z"}),
+            ))
+            .unwrap();
+            runs.push((
+                out.observation,
+                serde_json::to_string(&ep.changes().unwrap()).unwrap(),
+            ));
         }
-        assert!(runs.windows(2).all(|w| w[0] == w[1]), "{}: runs differ after reset", dir.display());
+        assert!(
+            runs.windows(2).all(|w| w[0] == w[1]),
+            "{}: runs differ after reset",
+            dir.display()
+        );
         if dir == with_trigger.path() {
-            assert!(runs[0].1.contains("\"audit\""), "the trigger's row is part of the diff");
+            assert!(
+                runs[0].1.contains("\"audit\""),
+                "the trigger's row is part of the diff"
+            );
         }
     }
 }

@@ -14,7 +14,11 @@ use understudy::World;
 
 fn shared() -> PathBuf {
     let dir = common::repo().join("../shared/peers/tau-bench");
-    assert!(dir.is_dir(), "τ-bench material not found at {} (CI lays shared/ beside the clone)", dir.display());
+    assert!(
+        dir.is_dir(),
+        "τ-bench material not found at {} (CI lays shared/ beside the clone)",
+        dir.display()
+    );
     dir
 }
 
@@ -30,7 +34,9 @@ fn same(a: &Value, b: &Value) -> bool {
                 _ => x == y,
             }
         }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
@@ -39,7 +45,10 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fn same_observation(expected: &str, actual: &str) -> bool {
-    match (serde_json::from_str::<Value>(expected), serde_json::from_str::<Value>(actual)) {
+    match (
+        serde_json::from_str::<Value>(expected),
+        serde_json::from_str::<Value>(actual),
+    ) {
         (Ok(e @ (Value::Object(_) | Value::Array(_))), Ok(a)) => same(&e, &a),
         _ => expected == actual,
     }
@@ -49,25 +58,38 @@ fn same_observation(expected: &str, actual: &str) -> bool {
 /// on either side, `removed` is compared as a set.
 fn same_changes(expected: &Value, actual: &Value) -> bool {
     let empty = serde_json::json!({"added": {}, "removed": [], "changed": {}});
-    let tables = |v: &Value| -> Vec<String> { v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default() };
+    let tables = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
     let mut all = tables(expected);
     all.extend(tables(actual));
     all.iter().all(|t| {
         let e = expected.get(t).unwrap_or(&empty);
         let a = actual.get(t).unwrap_or(&empty);
         let sorted = |v: Option<&Value>| {
-            let mut items: Vec<String> = v.and_then(Value::as_array).map(|a| a.iter().map(|x| x.to_string()).collect()).unwrap_or_default();
+            let mut items: Vec<String> = v
+                .and_then(Value::as_array)
+                .map(|a| a.iter().map(|x| x.to_string()).collect())
+                .unwrap_or_default();
             items.sort();
             items
         };
-        same(e.get("added").unwrap_or(&Value::Null), a.get("added").unwrap_or(&Value::Null))
-            && same(e.get("changed").unwrap_or(&Value::Null), a.get("changed").unwrap_or(&Value::Null))
-            && sorted(e.get("removed")) == sorted(a.get("removed"))
+        same(
+            e.get("added").unwrap_or(&Value::Null),
+            a.get("added").unwrap_or(&Value::Null),
+        ) && same(
+            e.get("changed").unwrap_or(&Value::Null),
+            a.get("changed").unwrap_or(&Value::Null),
+        ) && sorted(e.get("removed")) == sorted(a.get("removed"))
     })
 }
 
 fn check(world: &str, tasks: &str, expected_count: usize) {
-    let world = Arc::new(World::load(common::repo().join("fixtures/worlds").join(world)).expect("world loads"));
+    let world = Arc::new(
+        World::load(common::repo().join("fixtures/worlds").join(world)).expect("world loads"),
+    );
     let path = shared().join(tasks);
     let text = std::fs::read_to_string(&path).expect("task file");
     let inputs = replay::parse_input(&text, &path.display().to_string()).expect("task lines parse");
@@ -77,24 +99,52 @@ fn check(world: &str, tasks: &str, expected_count: usize) {
     for (line, out) in text.lines().filter(|l| !l.trim().is_empty()).zip(&outputs) {
         let task: Value = serde_json::from_str(line).expect("json");
         let index = task["task_index"].clone();
-        assert_eq!(out.task_index.as_ref(), Some(&index), "output order follows input order");
+        assert_eq!(
+            out.task_index.as_ref(),
+            Some(&index),
+            "output order follows input order"
+        );
         let expected = &task["expected"];
-        let observations: Vec<&str> = expected["observations"].as_array().expect("observations").iter().map(|o| o.as_str().unwrap_or("")).collect();
+        let observations: Vec<&str> = expected["observations"]
+            .as_array()
+            .expect("observations")
+            .iter()
+            .map(|o| o.as_str().unwrap_or(""))
+            .collect();
         if observations.len() != out.observations.len() {
-            failures.push(format!("task {index}: {} observations, expected {}", out.observations.len(), observations.len()));
+            failures.push(format!(
+                "task {index}: {} observations, expected {}",
+                out.observations.len(),
+                observations.len()
+            ));
             continue;
         }
         for (i, (e, a)) in observations.iter().zip(&out.observations).enumerate() {
             if !same_observation(e, a) {
-                failures.push(format!("task {index} action {i}:\n  expected {e}\n  actual   {a}"));
+                failures.push(format!(
+                    "task {index} action {i}:\n  expected {e}\n  actual   {a}"
+                ));
             }
         }
         let actual = serde_json::to_value(&out.changes).expect("json");
         if !same_changes(&expected["changes"], &actual) {
-            failures.push(format!("task {index}: changes differ:\n  expected {}\n  actual   {actual}", expected["changes"]));
+            failures.push(format!(
+                "task {index}: changes differ:\n  expected {}\n  actual   {actual}",
+                expected["changes"]
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {expected_count} tasks diverge from τ-bench:\n{}", failures.len(), failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {expected_count} tasks diverge from τ-bench:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 #[test]
@@ -111,7 +161,16 @@ fn airline_sample_tasks_match_tau_bench() {
 fn the_comparison_is_strict() {
     assert!(!same(&serde_json::json!(68), &serde_json::json!(68.0)));
     assert!(same(&serde_json::json!(0.1 + 0.2), &serde_json::json!(0.3)));
-    assert!(!same(&serde_json::json!(0.05), &serde_json::json!(0.04999999)));
-    assert!(!same_observation("Error: user not found", "Error: User not found"));
-    assert!(same_observation("{\"a\": 1, \"b\": [2.5]}", "{\"b\":[2.5],\"a\":1}"));
+    assert!(!same(
+        &serde_json::json!(0.05),
+        &serde_json::json!(0.04999999)
+    ));
+    assert!(!same_observation(
+        "Error: user not found",
+        "Error: User not found"
+    ));
+    assert!(same_observation(
+        "{\"a\": 1, \"b\": [2.5]}",
+        "{\"b\":[2.5],\"a\":1}"
+    ));
 }

@@ -376,15 +376,21 @@ fn restore_plan(conn: &Connection, tables: &[TableInfo]) -> super::RestorePlan {
     let mut plan = super::RestorePlan::default();
     let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap_or(1) };
     let triggers = count("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'");
-    plan.has_sequence = count("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'") > 0;
-    let mut parents: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    plan.has_sequence =
+        count("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'") > 0;
+    let mut parents: std::collections::HashMap<String, Vec<String>> =
+        std::collections::HashMap::new();
     let mut actions = false;
     for t in tables {
         let cols = seed::table_columns(conn, &t.name).unwrap_or_default();
-        plan.columns.insert(t.name.clone(), cols.into_iter().map(|c| c.name).collect());
+        plan.columns
+            .insert(t.name.clone(), cols.into_iter().map(|c| c.name).collect());
         let fks: Vec<(String, String, String)> = conn
             .prepare("SELECT \"table\", on_update, on_delete FROM pragma_foreign_key_list(?1)")
-            .and_then(|mut s| s.query_map([&t.name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+            .and_then(|mut s| {
+                s.query_map([&t.name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
+            })
             .unwrap_or_default();
         for (parent, on_update, on_delete) in fks {
             let passive = |a: &str| a == "NO ACTION" || a == "RESTRICT";
