@@ -404,43 +404,10 @@ fn load_worlds(dir: Option<&Path>) -> Loaded {
             }
         }
     };
-    let mode = std::env::var("UNDERSTUDY_LOAD_MODE").unwrap_or_default();
-    if mode == "seq" {
-        let mut worlds = IndexMap::new();
-        let mut problems = Vec::new();
-        for folder in folders {
-            match World::load(&folder) {
-                Ok(w) => {
-                    worlds.insert(w.meta.id.clone(), Arc::new(w));
-                }
-                Err(e) => problems.push(WorldProblem {
-                    folder: folder.display().to_string(),
-                    message: AppError::from(e).message,
-                }),
-            }
-        }
-        return Loaded {
-            dir: Some(dir.to_path_buf()),
-            worlds,
-            problems,
-        };
-    }
     let results: Vec<(PathBuf, understudy::Result<World>)> = std::thread::scope(|s| {
         let handles: Vec<_> = folders
             .iter()
-            .map(|f| {
-                (
-                    f.clone(),
-                    s.spawn(move || {
-                        if mode == "nice" {
-                            unsafe {
-                                libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-                            }
-                        }
-                        World::load(f)
-                    }),
-                )
-            })
+            .map(|f| (f.clone(), s.spawn(move || World::load(f))))
             .collect();
         handles
             .into_iter()

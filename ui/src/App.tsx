@@ -6,6 +6,10 @@ import { Home } from "./screens/Home";
 // screen is interactive sooner.
 const Workspace = lazy(() => import("./screens/Workspace").then((m) => ({ default: m.Workspace })));
 
+// Ask for the start screen's data as soon as the script runs, while React
+// renders for the first time.
+const firstHome = api.home();
+
 type Screen = { name: "home" } | { name: "workspace"; episodeId: string };
 
 export function App() {
@@ -14,7 +18,7 @@ export function App() {
   const onReady = useCallback(() => {
     if (marked.current) return;
     marked.current = true;
-    requestAnimationFrame(() => void api.markInteractive(`app@${Math.round(performance.now())}`).catch(() => undefined));
+    requestAnimationFrame(() => void api.markInteractive("app").catch(() => undefined));
   }, []);
 
   if (screen.name === "workspace") {
@@ -28,5 +32,11 @@ export function App() {
       </Suspense>
     );
   }
-  return <Home onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })} onReady={onReady} />;
+  return (
+    <Home
+      onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })}
+      onReady={onReady}
+      initial={marked.current ? undefined : firstHome}
+    />
+  );
 }

@@ -19,7 +19,16 @@ function progressLabel(t: TaskSummary): { text: string; tone: string } {
   return { text: "Not started", tone: "grey" };
 }
 
-export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void; onReady?: () => void }) {
+export function Home({
+  onOpen,
+  onReady,
+  initial,
+}: {
+  onOpen: (episodeId: string) => void;
+  onReady?: () => void;
+  /** The first load, already under way. */
+  initial?: Promise<HomeView>;
+}) {
   const [home, setHome] = useState<HomeView | null>(null);
   const [error, setError] = useState<AppError | null>(null);
   const [filter, setFilter] = useState("");
@@ -28,9 +37,9 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
   const filterRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
 
-  const refresh = useCallback(async () => {
+  const refresh = useCallback(async (first?: Promise<HomeView>) => {
     try {
-      const t0 = performance.now(); const h = await api.home(); void api.markInteractive(`home@${Math.round(t0)}-${Math.round(performance.now())}`); setHome(h);
+      setHome(await (first ?? api.home()));
     } catch (e) {
       setError(e as AppError);
     }
@@ -41,8 +50,8 @@ export function Home({ onOpen, onReady }: { onOpen: (episodeId: string) => void;
   const open = home?.open_episodes ?? [];
 
   useEffect(() => {
-    void refresh();
-  }, [refresh]);
+    void refresh(initial);
+  }, [refresh, initial]);
 
   useEffect(() => {
     if (home && onReady) onReady();
