@@ -79,24 +79,35 @@ class PeakRss:
         return self.peak
 
 
-def cold_start(blank: bool) -> tuple[float, int]:
+def cold_start(blank: bool, sample_rss: bool) -> tuple[float, int]:
+    """(ms to first frame / interactive, peak RSS KiB). Memory sampling reads
+    all of /proc every 25 ms, which on two cores slows start-up, so timing
+    runs and memory runs are separate."""
     with tempfile.TemporaryDirectory() as data:
         log = Path(data) / "perf.log"
         env = dict(os.environ, UNDERSTUDY_PERF_LOG=str(log))
         args = [BINARY, "--data-dir", data] + (["--blank"] if blank else [])
         proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        peak = PeakRss(proc.pid)
+        peak = PeakRss(proc.pid) if sample_rss else None
+        label = "blank" if blank else "app"
+
+        def mark() -> float | None:
+            lines = log.read_text().splitlines() if log.exists() else []
+            found = [line.split()[1] for line in lines if line.split()[:1] == [label]]
+            return float(found[0]) if found else None
+
         deadline = time.time() + 30
-        while time.time() < deadline and not (log.exists() and log.read_text().strip()):
+        while time.time() < deadline and mark() is None:
             time.sleep(0.01)
-        text = log.read_text().strip() if log.exists() else ""
-        time.sleep(2.0)  # keep sampling while the page settles
-        rss = peak.stop()
+        ms = mark()
+        if peak:
+            time.sleep(2.0)  # keep sampling while the page settles
+        rss = peak.stop() if peak else 0
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        if not text:
+        if ms is None:
             raise SystemExit("the app never reported being interactive")
-        return float(text.split()[-1]), rss
+        return ms, rss
 
 
 def webdriver_blank_rss() -> int:
@@ -161,12 +172,15 @@ def workload_rss_and_latency() -> tuple[int, list[float]]:
 
 
 def main():
-    blank = [cold_start(True) for _ in range(RUNS)]
-    full = [cold_start(False) for _ in range(RUNS)]
-    b_ms = statistics.median(t for t, _ in blank)
-    a_ms = statistics.median(t for t, _ in full)
-    b_rss = statistics.median(r for _, r in blank)
-    a_rss = statistics.median(r for _, r in full)
+    blank, full, blank_mem, full_mem = [], [], [], []
+    for _ in range(RUNS):  # interleaved, so changes in machine load hit both
+        blank.append(cold_start(True, False)[0])
+        full.append(cold_start(False, False)[0])
+    for _ in range(max(3, RUNS // 2)):
+        blank_mem.append(cold_start(True, True)[1])
+        full_mem.append(cold_start(False, True)[1])
+    b_ms, a_ms = statistics.median(blank), statistics.median(full)
+    b_rss, a_rss = statistics.median(blank_mem), statistics.median(full_mem)
     wd_blank_rss = webdriver_blank_rss()
     work_rss, runs = workload_rss_and_latency()
     report = {
@@ -183,13 +197,15 @@ def main():
         "run_to_result_ms_median": round(statistics.median(runs), 1),
         "run_to_result_ms_max": round(max(runs), 1),
         "run_samples": len(runs),
-        "blank_all": blank,
-        "app_all": full,
+        "blank_ms_all": sorted(blank),
+        "app_ms_all": sorted(full),
+        "blank_rss_mib_all": sorted(round(r / 1024) for r in blank_mem),
+        "app_rss_mib_all": sorted(round(r / 1024) for r in full_mem),
     }
     out = ROOT / "artifacts" / "perf.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
-    print(json.dumps({k: v for k, v in report.items() if not k.endswith("_all")}, indent=2))
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

@@ -71,10 +71,6 @@ impl Service {
         })
     }
 
-    pub fn data_dir(&self) -> &Path {
-        &self.data_dir
-    }
-
     pub fn store_path(&self) -> &Path {
         self.store.path()
     }

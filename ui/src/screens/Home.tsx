@@ -1,16 +1,17 @@
 import { ask } from "@tauri-apps/plugin-dialog";
-import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
 import type { HomeView } from "../bindings/HomeView";
+import type { WorldSummary } from "../bindings/WorldSummary";
 import type { TaskSummary } from "../bindings/TaskSummary";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ExpertCard } from "../components/ExpertCard";
 import { Kbd } from "../components/Kbd";
-import { dateTime, duration } from "../lib/format";
+import { dateTime, duration, plural } from "../lib/format";
 
-/** Worlds with more tasks than this show the first few until expanded. */
-const FOLDED = 10;
+/** How many tasks of a world the list shows at a time. */
+const PAGE = 40;
 
 function progressLabel(t: TaskSummary): { text: string; tone: string } {
   if (t.progress.open_episode) return { text: "In progress", tone: "amber" };
@@ -33,7 +34,6 @@ export function Home({
   const [error, setError] = useState<AppError | null>(null);
   const [filter, setFilter] = useState("");
   const [starting, setStarting] = useState<string | null>(null);
-  const [expanded, setExpanded] = useState<Record<string, boolean>>({});
   const filterRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
 
@@ -98,15 +98,14 @@ export function Home({
     }
   };
 
-  const worlds = useMemo(() => {
-    const q = filter.trim().toLowerCase();
-    return (catalog?.worlds ?? []).map((w) => ({
-      ...w,
-      tasks: q
-        ? w.tasks.filter((t) => `${t.title} ${t.id} ${t.summary} ${w.name}`.toLowerCase().includes(q))
-        : w.tasks,
-    }));
-  }, [catalog, filter]);
+  const worlds = catalog?.worlds ?? [];
+  const [selected, setSelected] = useState<string | null>(null);
+  const [shown, setShown] = useState(PAGE);
+  const world = worlds.find((w) => w.id === selected) ?? worlds[0] ?? null;
+  const query = filter.trim().toLowerCase();
+  const matches = (w: WorldSummary) =>
+    query ? w.tasks.filter((t) => `${t.title} ${t.id} ${t.summary}`.toLowerCase().includes(query)) : w.tasks;
+  const tasks = world ? matches(world) : [];
 
   // Up and down move between tasks, as in a list.
   const onListKey = (e: KeyboardEvent<HTMLDivElement>) => {
@@ -149,8 +148,8 @@ export function Home({
                     <div className="resume-text">
                       <div className="resume-title">{e.task_title}</div>
                       <div className="muted small">
-                        {e.world_name} · {e.steps} {e.steps === 1 ? "action" : "actions"} · {duration(e.active_ms)}{" "}
-                        worked · last change {dateTime(e.updated_at)}
+                        {e.world_name} · {plural(e.steps, "action")} · {duration(e.active_ms)} worked · last change{" "}
+                        {dateTime(e.updated_at)}
                       </div>
                     </div>
                     <span className={`chip chip-${e.status === "paused" ? "grey" : "amber"}`}>
@@ -168,8 +167,8 @@ export function Home({
             </section>
           )}
 
-          <section className="section" aria-labelledby="tasks-title">
-            <div className="row space-between align-end">
+          <section className="card picker" aria-labelledby="tasks-title">
+            <header className="picker-header">
               <h2 id="tasks-title" className="section-title">
                 Tasks
               </h2>
@@ -180,35 +179,60 @@ export function Home({
                 placeholder="Find a task…"
                 aria-label="Find a task"
                 value={filter}
-                onChange={(e) => setFilter(e.target.value)}
+                onChange={(e) => {
+                  setFilter(e.target.value);
+                  setShown(PAGE);
+                }}
               />
-            </div>
+            </header>
             {noExpert && expert !== undefined && (
-              <p className="notice">Fill in your profile on the right to start a task.</p>
+              <p className="notice picker-notice">Fill in your profile on the right to start a task.</p>
             )}
-            {!catalog && !home?.startup_error && <p className="muted">Loading the worlds…</p>}
             {catalog?.problems.map((p) => (
-              <div key={p.folder} className="banner banner-warn">
+              <div key={p.folder} className="banner banner-warn picker-notice">
                 <strong>A world could not be opened.</strong> {p.message}
                 {p.folder && <div className="small muted">{p.folder}</div>}
               </div>
             ))}
-            <div ref={listRef} onKeyDown={onListKey}>
-              {worlds.map((w) => (
-                <article key={w.id} className="card world" data-world={w.id}>
-                  <header className="world-header">
-                    <div>
-                      <h3 className="world-name">{w.name}</h3>
-                      <p className="muted small world-desc">{w.description}</p>
-                    </div>
-                    <span className="muted small nowrap">
-                      {w.tasks.length} {w.tasks.length === 1 ? "task" : "tasks"} · v{w.version}
-                    </span>
-                  </header>
+            {!catalog && !home?.startup_error && <p className="muted pad">Loading the worlds…</p>}
+            {world && (
+              <div className="picker-body">
+                <nav className="world-list" aria-label="Worlds">
+                  {worlds.map((w) => {
+                    const done = w.tasks.filter((t) => t.progress.submitted > 0).length;
+                    const n = matches(w).length;
+                    return (
+                      <button
+                        key={w.id}
+                        type="button"
+                        className={`world-item${w.id === world.id ? " active" : ""}`}
+                        aria-current={w.id === world.id}
+                        onClick={() => {
+                          setSelected(w.id);
+                          setShown(PAGE);
+                        }}
+                        data-world={w.id}
+                      >
+                        <span className="world-item-name">{w.name}</span>
+                        <span className="muted small">
+                          {query ? `${n} matching` : plural(w.tasks.length, "task")}
+                          {done > 0 && ` · ${done} done`}
+                        </span>
+                      </button>
+                    );
+                  })}
+                </nav>
+                <div className="task-pane" ref={listRef} onKeyDown={onListKey}>
+                  <div className="task-pane-head">
+                    <h3 className="world-name">
+                      {world.name} <span className="muted small">v{world.version}</span>
+                    </h3>
+                    <p className="muted small world-desc">{world.description}</p>
+                  </div>
                   <ul className="task-list">
-                    {(expanded[w.id] || filter || w.tasks.length <= FOLDED ? w.tasks : w.tasks.slice(0, FOLDED - 2)).map((t) => {
+                    {tasks.slice(0, shown).map((t) => {
                       const p = progressLabel(t);
-                      const key = `${w.id}/${t.id}`;
+                      const key = `${world.id}/${t.id}`;
                       return (
                         <li key={t.id} className="task-row" data-task={t.id}>
                           <div className="task-text">
@@ -223,7 +247,7 @@ export function Home({
                             type="button"
                             className={`btn task-open ${t.progress.open_episode ? "btn-primary" : "btn-secondary"}`}
                             disabled={noExpert || starting !== null}
-                            onClick={() => void start(w.id, t)}
+                            onClick={() => void start(world.id, t)}
                             aria-label={`${t.progress.open_episode ? "Resume" : "Start"}: ${t.title}`}
                           >
                             {starting === key
@@ -237,22 +261,18 @@ export function Home({
                         </li>
                       );
                     })}
-                    {w.tasks.length === 0 && <li className="muted small task-row">No task matches.</li>}
-                    {!filter && w.tasks.length > FOLDED && (
+                    {tasks.length === 0 && <li className="muted small task-row">No task matches “{filter}”.</li>}
+                    {tasks.length > shown && (
                       <li className="task-row task-more">
-                        <button
-                          type="button"
-                          className="btn btn-ghost btn-sm"
-                          onClick={() => setExpanded({ ...expanded, [w.id]: !expanded[w.id] })}
-                        >
-                          {expanded[w.id] ? "Show fewer tasks" : `Show all ${w.tasks.length} tasks`}
+                        <button type="button" className="btn btn-ghost btn-sm" onClick={() => setShown(shown + PAGE)}>
+                          Show {Math.min(PAGE, tasks.length - shown)} more of {tasks.length - shown}
                         </button>
                       </li>
                     )}
                   </ul>
-                </article>
-              ))}
-            </div>
+                </div>
+              </div>
+            )}
           </section>
         </div>
         <aside className="home-side">
