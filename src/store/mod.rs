@@ -424,21 +424,7 @@ impl Store {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         for (record, steps) in episodes {
-            let exists: bool = tx.query_row(
-                "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
-                [&record.id],
-                |r| r.get(0),
-            )?;
-            if exists {
-                return Err(Error::Conflict(format!(
-                    "episode {} is already in the store",
-                    record.id
-                )));
-            }
-            insert_episode(&tx, record)?;
-            for step in steps {
-                insert_step(&tx, &record.id, step)?;
-            }
+            insert_new_episode(&tx, record, steps)?;
         }
         tx.commit()?;
         Ok(())
@@ -464,21 +450,7 @@ impl Store {
             )?;
         }
         for (record, steps, reviews) in episodes {
-            let exists: bool = tx.query_row(
-                "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
-                [&record.id],
-                |r| r.get(0),
-            )?;
-            if exists {
-                return Err(Error::Conflict(format!(
-                    "episode {} is already in the store",
-                    record.id
-                )));
-            }
-            insert_episode(&tx, record)?;
-            for step in steps {
-                insert_step(&tx, &record.id, step)?;
-            }
+            insert_new_episode(&tx, record, steps)?;
             for r in reviews {
                 tx.execute(
                     "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -489,6 +461,26 @@ impl Store {
         tx.commit()?;
         Ok(added)
     }
+}
+
+/// Inserts an episode and its steps, refusing an id already stored.
+fn insert_new_episode(tx: &Connection, record: &EpisodeRecord, steps: &[StepRecord]) -> Result<()> {
+    let exists: bool = tx.query_row(
+        "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
+        [&record.id],
+        |r| r.get(0),
+    )?;
+    if exists {
+        return Err(Error::Conflict(format!(
+            "episode {} is already in the store",
+            record.id
+        )));
+    }
+    insert_episode(tx, record)?;
+    for step in steps {
+        insert_step(tx, &record.id, step)?;
+    }
+    Ok(())
 }
 
 fn insert_episode(conn: &Connection, e: &EpisodeRecord) -> rusqlite::Result<usize> {
