@@ -434,3 +434,156 @@ fn load_worlds(dir: Option<&Path>) -> Loaded {
         problems,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn service(dir: &Path) -> Service {
+        let worlds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/worlds");
+        Service::open(dir, Some(worlds)).expect("open the service")
+    }
+
+    fn draft(name: &str) -> ExpertDraft {
+        ExpertDraft {
+            name: name.into(),
+            domain: "Customer support".into(),
+            credentials: "Support lead".into(),
+            credentials_attested: true,
+        }
+    }
+
+    #[test]
+    fn an_expert_records_an_episode_from_start_to_submit() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = service(dir.path());
+        let err = s.start("support-desk", "duplicate-charge").unwrap_err();
+        assert_eq!(err.code, "no_expert");
+        let expert = s.save_expert(None, draft("Renee")).unwrap();
+        assert!(expert.current);
+
+        let ep = s.start("support-desk", "duplicate-charge").unwrap();
+        assert_eq!(ep.status, "in_progress");
+        assert!(ep
+            .tools
+            .iter()
+            .any(|t| t.name == "view_invoices" && t.view.as_deref() == Some("invoices")));
+        let refund = Action::tool(
+            "issue_refund",
+            json!({"invoice_id": "INV-24073", "amount": 79.0, "reason": "Duplicate charge", "ticket_id": "T-1042"}),
+        );
+        let wrong = s.step(&ep.id, Action::message("oops"), None).unwrap();
+        assert!(wrong.ok);
+        let undone = s.undo(&ep.id).unwrap();
+        assert!(undone.steps[0].retracted);
+        let step = s.step(&ep.id, refund, Some("duplicate".into())).unwrap();
+        assert!(step.ok, "{}", step.text);
+        assert_eq!(step.rationale.as_deref(), Some("duplicate"));
+        s.annotate(
+            &ep.id,
+            step.idx,
+            Some("Two payments for one invoice".into()),
+            Some("check".into()),
+        )
+        .unwrap();
+
+        // The catalogue shows it in progress; closing the window pauses it.
+        let catalog = s.catalog().unwrap();
+        let task = catalog.worlds[0]
+            .tasks
+            .iter()
+            .find(|t| t.id == "duplicate-charge")
+            .unwrap();
+        assert_eq!(task.progress.open_episode.as_deref(), Some(ep.id.as_str()));
+        s.pause_all();
+        assert_eq!(s.episode(&ep.id).unwrap().status, "paused");
+        s.resume(&ep.id).unwrap();
+
+        // The review shows field-level changes against the seeded world.
+        s.step(&ep.id, Action::message("Refunded $79.00."), None)
+            .unwrap();
+        let review = s.review(&ep.id).unwrap();
+        assert_eq!(review.final_message.as_deref(), Some("Refunded $79.00."));
+        assert_eq!(
+            (review.steps_kept, review.steps_undone, review.messages_sent),
+            (2, 1, 1)
+        );
+        let invoices = review
+            .tables
+            .iter()
+            .find(|t| t.table == "invoices")
+            .unwrap();
+        let inv = &invoices.changed[0];
+        assert_eq!(inv.key, "INV-24073");
+        assert_eq!(inv.fields.len(), 1);
+        assert_eq!(inv.fields[0].field, "refunded_cents");
+        assert_eq!(
+            (inv.fields[0].before.clone(), inv.fields[0].after.clone()),
+            (json!(0), json!(7900))
+        );
+        assert!(review
+            .tables
+            .iter()
+            .any(|t| t.table == "refunds" && t.added.len() == 1));
+
+        let submitted = s.submit(&ep.id, None).unwrap();
+        assert_eq!(submitted.status, "submitted");
+        assert!(s.open_episodes().unwrap().is_empty());
+        let task = s.catalog().unwrap().worlds[0]
+            .tasks
+            .iter()
+            .find(|t| t.id == "duplicate-charge")
+            .cloned()
+            .unwrap();
+        assert_eq!(task.progress.submitted, 1);
+    }
+
+    #[test]
+    fn a_second_run_reopens_the_episode_by_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = {
+            let s = service(dir.path());
+            s.save_expert(None, draft("Hugo")).unwrap();
+            let ep = s.start("support-desk", "partial-refund-remaining").unwrap();
+            s.step(
+                &ep.id,
+                Action::tool("get_ticket", json!({"ticket_id": "T-1046"})),
+                None,
+            )
+            .unwrap();
+            ep.id
+        };
+        let s = service(dir.path());
+        assert_eq!(
+            s.current_expert().unwrap().map(|e| e.name).as_deref(),
+            Some("Hugo")
+        );
+        let open = s.open_episodes().unwrap();
+        assert_eq!(open.len(), 1);
+        assert_eq!((open[0].id.as_str(), open[0].steps), (id.as_str(), 1));
+        let ep = s.episode(&id).unwrap();
+        assert_eq!(ep.steps.len(), 1);
+        let next = s
+            .step(
+                &id,
+                Action::tool("lookup_customer", json!({"customer_id": "C-1035"})),
+                None,
+            )
+            .unwrap();
+        assert_eq!(next.idx, 1);
+    }
+
+    #[test]
+    fn a_broken_worlds_folder_is_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Service::open(dir.path(), Some(dir.path().join("missing"))).unwrap();
+        let catalog = s.catalog().unwrap();
+        assert!(catalog.worlds.is_empty());
+        assert!(catalog.problems[0].message.contains("could not be read"));
+        let s = Service::open(dir.path(), None).unwrap();
+        assert!(s.catalog().unwrap().problems[0]
+            .message
+            .contains("No worlds folder"));
+    }
+}

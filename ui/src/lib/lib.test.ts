@@ -36,7 +36,8 @@ describe("tool forms", () => {
     expect(f.schema.anyOf).toBeUndefined();
     const props = f.schema.properties as Record<string, { title?: string }>;
     expect(props.customer_id?.title).toBe("Customer id");
-    expect(f.uiSchema.customer_id).toEqual({ "ui:placeholder": "C-1007" });
+    expect(f.uiSchema.customer_id).toBeUndefined();
+    expect(f.uiSchema["ui:order"]).toEqual(["*"]);
   });
 
   it("uses a text area for long answers", () => {

@@ -1,6 +1,6 @@
 // Turns a tool's JSON Schema (as the engine declares it) into what the form
-// builder needs: readable labels, text areas for long answers, examples as
-// placeholders, and "at least one of" rules lifted out of `anyOf` (which
+// builder needs: readable labels, required fields first, text areas for
+// long answers, and "at least one of" rules lifted out of `anyOf` (which
 // @rjsf would otherwise draw as a confusing "Option 1 / Option 2" picker).
 import type { RJSFSchema, UiSchema } from "@rjsf/utils";
 import { humanize } from "./errors";
@@ -46,8 +46,8 @@ export function prepareToolForm(parameters: Record<string, unknown>): PreparedFo
     if (typeof prop !== "object" || prop === null) continue;
     if (!prop.title) prop.title = humanize(name);
     const ui: Record<string, unknown> = {};
-    const example = /e\.g\.\s+([^\s,;)]+[^,;)]*?)(?:[,;)]|$)/.exec(String(prop.description ?? ""));
-    if (example?.[1]) ui["ui:placeholder"] = example[1].replace(/\.$/, "");
+    // No placeholders from the schema's examples: grey sample text in an
+    // empty field reads as data (the help line under it shows the example).
     if (prop.type === "string" && !prop.enum && LONG_TEXT.test(name)) {
       ui["ui:widget"] = "textarea";
       ui["ui:options"] = { rows: 3 };
