@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::Episode;
 use crate::error::Result;
 use crate::sql::values::{collect_rows, to_json};
+use crate::sql::values::{plain_text, quote_ident};
 use crate::world::TableInfo;
 
 /// Per table: `{added: {key: record}, removed: [key], changed: {key: record}}`.
@@ -62,7 +63,7 @@ pub(super) fn compute(ep: &Episode) -> Result<Changes> {
         for key in keys {
             let before = record(&ep.base, info, &key)?;
             let after = record(live, info, &key)?;
-            let label = key_label(&key);
+            let label = plain_text(&key);
             match (before, after) {
                 (None, Some(a)) => {
                     changes.added.insert(label, a);
@@ -81,10 +82,6 @@ pub(super) fn compute(ep: &Episode) -> Result<Changes> {
     Ok(out)
 }
 
-fn quote(ident: &str) -> String {
-    format!("\"{}\"", ident.replace('"', "\"\""))
-}
-
 fn key_column(info: &TableInfo) -> String {
     info.key_column.clone().unwrap_or_else(|| "rowid".into())
 }
@@ -92,8 +89,8 @@ fn key_column(info: &TableInfo) -> String {
 fn key_at(conn: &Connection, info: &TableInfo, rowid: i64) -> Result<Option<Value>> {
     let sql = format!(
         "SELECT {} FROM {} WHERE rowid = ?1",
-        quote(&key_column(info)),
-        quote(&info.name)
+        quote_ident(&key_column(info)),
+        quote_ident(&info.name)
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query([rowid])?;
@@ -106,8 +103,8 @@ fn key_at(conn: &Connection, info: &TableInfo, rowid: i64) -> Result<Option<Valu
 fn record(conn: &Connection, info: &TableInfo, key: &Value) -> Result<Option<Value>> {
     let sql = format!(
         "SELECT * FROM {} WHERE {} IS ?1",
-        quote(&info.name),
-        quote(&key_column(info))
+        quote_ident(&info.name),
+        quote_ident(&key_column(info))
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     stmt.raw_bind_parameter(1, crate::sql::values::from_json(key))?;
@@ -125,11 +122,4 @@ fn as_record(info: &TableInfo, row: Map<String, Value>) -> Value {
         }
     }
     Value::Object(row)
-}
-
-fn key_label(key: &Value) -> String {
-    match key {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }

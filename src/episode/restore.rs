@@ -14,6 +14,7 @@ use rusqlite::{Connection, MAIN_DB};
 
 use super::Episode;
 use crate::error::Result;
+use crate::sql::values::quote_ident;
 
 pub(super) fn reset_database(ep: &mut Episode) -> Result<()> {
     let touched: Vec<(String, i64)> = {
@@ -39,10 +40,6 @@ pub(super) fn reset_database(ep: &mut Episode) -> Result<()> {
     Ok(())
 }
 
-fn quote(ident: &str) -> String {
-    format!("\"{}\"", ident.replace('"', "\"\""))
-}
-
 fn revert(ep: &Episode, touched: &[(String, i64)]) -> rusqlite::Result<()> {
     let live = ep.conn();
     let base = &ep.base;
@@ -59,8 +56,8 @@ fn revert(ep: &Episode, touched: &[(String, i64)]) -> rusqlite::Result<()> {
             let Some(rowids) = by_table.get(table.as_str()) else {
                 continue;
             };
-            let exists_sql = format!("SELECT 1 FROM {} WHERE rowid = ?1", quote(table));
-            let delete_sql = format!("DELETE FROM {} WHERE rowid = ?1", quote(table));
+            let exists_sql = format!("SELECT 1 FROM {} WHERE rowid = ?1", quote_ident(table));
+            let delete_sql = format!("DELETE FROM {} WHERE rowid = ?1", quote_ident(table));
             for rowid in rowids {
                 let in_base = base.prepare_cached(&exists_sql)?.exists([rowid])?;
                 if !in_base {
@@ -78,26 +75,26 @@ fn revert(ep: &Episode, touched: &[(String, i64)]) -> rusqlite::Result<()> {
             };
             let list = columns
                 .iter()
-                .map(|c| quote(c))
+                .map(|c| quote_ident(c))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let select = format!("SELECT {list} FROM {} WHERE rowid = ?1", quote(table));
+            let select = format!("SELECT {list} FROM {} WHERE rowid = ?1", quote_ident(table));
             let sets = columns
                 .iter()
                 .enumerate()
-                .map(|(i, c)| format!("{} = ?{}", quote(c), i + 2))
+                .map(|(i, c)| format!("{} = ?{}", quote_ident(c), i + 2))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let update = format!("UPDATE {} SET {sets} WHERE rowid = ?1", quote(table));
+            let update = format!("UPDATE {} SET {sets} WHERE rowid = ?1", quote_ident(table));
             let marks = (2..=columns.len() + 1)
                 .map(|i| format!("?{i}"))
                 .collect::<Vec<_>>()
                 .join(", ");
             let insert = format!(
                 "INSERT INTO {} (rowid, {list}) VALUES (?1, {marks})",
-                quote(table)
+                quote_ident(table)
             );
-            let exists_sql = format!("SELECT 1 FROM {} WHERE rowid = ?1", quote(table));
+            let exists_sql = format!("SELECT 1 FROM {} WHERE rowid = ?1", quote_ident(table));
             for rowid in rowids {
                 let original = read_row(base, &select, *rowid, columns.len())?;
                 let Some(mut values) = original else { continue };

@@ -8,7 +8,7 @@ use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
 use crate::script::{self, ScriptError, ScriptOutput};
 use crate::sql::sandbox::SandboxMode;
-use crate::sql::values::{bind_named, collect_rows, from_json};
+use crate::sql::values::{bind_named, collect_rows, from_json, truthy};
 use crate::world::{describe_schema_error, sql_message, ResultShape, Tool, ToolKind};
 
 pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> Observation {
@@ -84,14 +84,7 @@ fn execute(
             let passed = rows
                 .first()
                 .and_then(|r| r.values().next())
-                .map(|v| match v {
-                    Value::Null => false,
-                    Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-                    Value::String(s) => !s.is_empty(),
-                    Value::Bool(b) => *b,
-                    _ => true,
-                })
-                .unwrap_or(false);
+                .is_some_and(truthy);
             Ok((passed, rows.into_iter().next().unwrap_or_default()))
         })();
         match checked {

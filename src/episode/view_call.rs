@@ -9,6 +9,7 @@ use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
 use crate::sql::sandbox::SandboxMode;
 use crate::sql::values::{collect_rows, from_json};
+use crate::sql::values::{plain_text, quote_ident};
 use crate::world::{sql_message, View};
 
 const DEFAULT_LIMIT: i64 = 50;
@@ -117,15 +118,11 @@ impl Request {
     }
 }
 
-fn quote(ident: &str) -> String {
-    format!("\"{}\"", ident.replace('"', "\"\""))
-}
-
 fn list(ep: &Episode, view: &View, r: &Request) -> Observation {
     let mut conditions = Vec::new();
     let mut params: Vec<rusqlite::types::Value> = Vec::new();
     for (c, v) in &r.filter {
-        conditions.push(format!("{} IS ?", quote(c)));
+        conditions.push(format!("{} IS ?", quote_ident(c)));
         params.push(from_json(v));
     }
     if let Some(s) = r.search.as_ref().filter(|s| !s.is_empty()) {
@@ -136,7 +133,7 @@ fn list(ep: &Episode, view: &View, r: &Request) -> Observation {
         let any: Vec<String> = view
             .columns
             .iter()
-            .map(|c| format!("CAST({} AS TEXT) LIKE ? ESCAPE '\\'", quote(c)))
+            .map(|c| format!("CAST({} AS TEXT) LIKE ? ESCAPE '\\'", quote_ident(c)))
             .collect();
         conditions.push(format!("({})", any.join(" OR ")));
         for _ in &view.columns {
@@ -151,7 +148,7 @@ fn list(ep: &Episode, view: &View, r: &Request) -> Observation {
     let order = match &r.sort {
         Some(c) => format!(
             " ORDER BY {} {}",
-            quote(c),
+            quote_ident(c),
             if r.descending { "DESC" } else { "ASC" }
         ),
         None => String::new(),
@@ -194,7 +191,7 @@ fn open_record(ep: &Episode, view: &View, key: &Value) -> Observation {
             format!(
                 "SELECT * FROM ({}) AS v WHERE {} IS :key",
                 view.query,
-                quote(&key_col)
+                quote_ident(&key_col)
             ),
             true,
         ),
@@ -216,17 +213,10 @@ fn open_record(ep: &Episode, view: &View, key: &Value) -> Observation {
             ObservationErrorCode::GuardFailed,
             format!(
                 "there is no record with {key_col} {} in {}",
-                display(key),
+                plain_text(key),
                 view.title
             ),
         ),
         Err(e) => Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e)),
-    }
-}
-
-fn display(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }

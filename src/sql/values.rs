@@ -80,12 +80,28 @@ pub fn collect_rows(stmt: &mut Statement<'_>) -> rusqlite::Result<Vec<Map<String
 }
 
 /// SQL truthiness as guards use it: NULL, 0, 0.0 and "" are false.
-pub fn truthy(value: ValueRef<'_>) -> bool {
+/// Takes the JSON form because guards read their row as JSON anyway (for
+/// the error template).
+pub fn truthy(value: &Value) -> bool {
     match value {
-        ValueRef::Null => false,
-        ValueRef::Integer(i) => i != 0,
-        ValueRef::Real(f) => f != 0.0,
-        ValueRef::Text(t) => !t.is_empty(),
-        ValueRef::Blob(b) => !b.is_empty(),
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// An identifier quoted for SQL text (table and column names the engine
+/// builds statements from; values are always bound, never quoted).
+pub fn quote_ident(ident: &str) -> String {
+    format!("\"{}\"", ident.replace('"', "\"\""))
+}
+
+/// A value as a person reads it: text without quotes, anything else as JSON.
+pub fn plain_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
