@@ -8,9 +8,7 @@
 //! else is an error naming the criterion, and the criterion stays pending:
 //! a judgment is never guessed.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -20,6 +18,7 @@ use crate::action::Action;
 use crate::episode::Changes;
 use crate::error::{Error, Result};
 use crate::observation::Observation;
+use crate::plugin::{stderr_suffix, RunError};
 use crate::world::World;
 
 /// A grade for one judged criterion of one episode.
@@ -80,70 +79,30 @@ impl JudgeCommand {
             |what: String| Error::Other(format!("judge for criterion `{}`: {what}", criterion.id));
         let input = serde_json::to_vec(request)
             .map_err(|e| fail(format!("cannot encode the request: {e}")))?;
-        let mut child = Command::new(&self.program)
-            .args(&self.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| fail(format!("cannot start `{}`: {e}", self.program)))?;
-        // Feed and drain on their own threads so a judge that writes before
-        // it finishes reading cannot deadlock against us.
-        let mut stdin = child.stdin.take();
-        let writer = std::thread::spawn(move || {
-            if let Some(s) = stdin.as_mut() {
-                // A judge may exit without reading everything; that is its call.
-                let _ = s.write_all(&input);
-            }
-        });
-        let mut stdout = child.stdout.take();
-        let reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(s) = stdout.as_mut() {
-                let _ = s.take(1 << 20).read_to_end(&mut buf);
-            }
-            buf
-        });
-        let mut stderr = child.stderr.take();
-        let err_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(s) = stderr.as_mut() {
-                let _ = s.take(1 << 16).read_to_end(&mut buf);
-            }
-            buf
-        });
-        let started = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if started.elapsed() >= self.timeout => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(fail(format!(
-                        "`{}` did not answer within {} s and was stopped",
-                        self.program,
-                        self.timeout.as_secs_f64()
-                    )));
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(fail(format!("waiting for `{}` failed: {e}", self.program))),
-            }
-        };
-        let _ = writer.join();
-        let out = reader.join().unwrap_or_default();
-        let err = err_reader.join().unwrap_or_default();
-        if !status.success() {
-            let stderr = String::from_utf8_lossy(&err);
-            return Err(fail(format!(
-                "`{}` exited with {status}{}",
-                self.program,
-                if stderr.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", stderr.trim())
-                }
-            )));
-        }
+        let out = crate::plugin::run(
+            &self.program,
+            &self.args,
+            input,
+            self.timeout,
+            1 << 20,
+            1 << 16,
+        )
+        .map_err(|e| {
+            fail(match e {
+                RunError::Start(e) => format!("cannot start `{}`: {e}", self.program),
+                RunError::Wait(e) => format!("waiting for `{}` failed: {e}", self.program),
+                RunError::TimedOut => format!(
+                    "`{}` did not answer within {} s and was stopped",
+                    self.program,
+                    self.timeout.as_secs_f64()
+                ),
+                RunError::Failed { status, stderr } => format!(
+                    "`{}` exited with {status}{}",
+                    self.program,
+                    stderr_suffix(&stderr)
+                ),
+            })
+        })?;
         let text = String::from_utf8_lossy(&out);
         let verdict = parse_verdict(&text).map_err(fail)?;
         Ok(Judgment {

@@ -10,12 +10,12 @@
 //! is refused (`user_sim_failed`) and nothing is recorded, because an
 //! empty reply recorded as the customer's would corrupt the trajectory.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::plugin::{self, stderr_suffix, RunError};
 
 /// At most this much of the command's output is read.
 const MAX_OUTPUT: u64 = 1 << 20;
@@ -77,84 +77,32 @@ impl CommandSimulator {
 impl UserSimulator for CommandSimulator {
     fn reply(&self, request: &UserSimRequest<'_>) -> Result<String, String> {
         let input = serde_json::to_vec(request).map_err(|e| e.to_string())?;
-        let mut child = Command::new(&self.program)
-            .args(&self.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start `{}`: {e}", self.program))?;
-        // Feed and drain on threads: a command that answers before reading
-        // all its input, or writes a lot, must not deadlock us.
-        let stdin = child.stdin.take();
-        std::thread::spawn(move || {
-            if let Some(mut s) = stdin {
-                let _ = s.write_all(&input).and_then(|_| s.write_all(b"\n"));
-            }
-        });
-        // Output is collected through channels rather than by joining the
-        // readers: a grandchild that inherited the pipes may hold them open
-        // after the command itself is gone.
-        let stdout = child.stdout.take();
-        let (out_tx, out_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = out_tx.send(read_bounded(stdout, MAX_OUTPUT));
-        });
-        let stderr = child.stderr.take();
-        let (err_tx, err_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = err_tx.send(read_bounded(stderr, MAX_STDERR));
-        });
-        let deadline = Instant::now() + self.timeout;
-        let too_slow = || {
-            format!(
+        let mut input = input;
+        input.push(b'\n');
+        let out = plugin::run(
+            &self.program,
+            &self.args,
+            input,
+            self.timeout,
+            MAX_OUTPUT,
+            MAX_STDERR,
+        )
+        .map_err(|e| match e {
+            RunError::Start(e) => format!("cannot start `{}`: {e}", self.program),
+            RunError::Wait(e) => format!("waiting for `{}`: {e}", self.program),
+            RunError::TimedOut => format!(
                 "`{}` gave no reply within {:.1}s (--user-sim-timeout)",
                 self.program,
                 self.timeout.as_secs_f64()
-            )
-        };
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Ok(status),
-                Ok(None) if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break Err(too_slow());
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                Err(e) => break Err(format!("waiting for `{}`: {e}", self.program)),
-            }
-        };
-        let status = status?;
-        let grace = deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(100));
-        let out = out_rx.recv_timeout(grace).map_err(|_| too_slow())?;
-        let err = err_rx
-            .recv_timeout(Duration::from_millis(100))
-            .unwrap_or_default();
-        let err_text = String::from_utf8_lossy(&err).trim().to_string();
-        if !status.success() {
-            return Err(format!(
+            ),
+            RunError::Failed { status, stderr } => format!(
                 "`{}` failed ({status}){}",
                 self.program,
-                if err_text.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {err_text}")
-                }
-            ));
-        }
+                stderr_suffix(&stderr)
+            ),
+        })?;
         parse_reply(&out).map_err(|e| format!("`{}` {e}", self.program))
     }
-}
-
-fn read_bounded<R: Read>(source: Option<R>, limit: u64) -> Vec<u8> {
-    let mut buf = Vec::new();
-    if let Some(s) = source {
-        let _ = s.take(limit).read_to_end(&mut buf);
-    }
-    buf
 }
 
 /// Reads `{"reply": "..."}` from the command's output.
