@@ -30,7 +30,7 @@ python_check_datasets() (
   local dir
   dir=$(mktemp -d)
   trap 'rm -rf "$dir"' EXIT
-  UNDERSTUDY_EXPORT_DIR="$dir" cargo test --locked --quiet --test export export_folder_for_python
+  UNDERSTUDY_EXPORT_DIR="$dir" cargo test --locked --quiet -p understudy-cli --test it export::export_folder_for_python
   "$PY_VENV/bin/python" tests/python/check_datasets.py "$dir"
 )
 
@@ -38,7 +38,7 @@ python_check_datasets() (
 # binary: check_env, episodes over stdio and HTTP, the store's records.
 python_check_gym() {
   step "python: understudy_gym (Gymnasium client) against the real server"
-  cargo build --locked --quiet -p understudy
+  cargo build --locked --quiet -p understudy-cli
   "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check -e "clients/python[test]"
   UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q clients/python/tests
 }

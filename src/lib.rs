@@ -45,7 +45,6 @@ pub mod recorder;
 pub mod replay;
 pub mod rubric;
 pub mod script;
-pub mod serve;
 pub mod sql;
 pub mod store;
 pub mod template;

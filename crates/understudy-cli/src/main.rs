@@ -1,0 +1,100 @@
+//! The `understudy` command line: a thin front end over the engine and the
+//! agent server. Each subcommand lives in its own file; errors are reported
+//! once, here, as `error: ...` with a non-zero exit.
+
+mod debug;
+mod export;
+mod replay;
+mod rubric;
+mod run;
+mod score;
+mod serve;
+mod world;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "understudy",
+    version,
+    about = "Record expert trajectories in simulated jobs, serve them to agents, score and export them."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check and describe world folders.
+    #[command(subcommand)]
+    World(world::WorldCommand),
+    /// Run a list of actions against a task; print observations and the state diff as JSON.
+    Run(run::RunArgs),
+    /// Replay JSONL action lists on fresh episodes (in parallel); write observations and state diffs.
+    Replay(replay::ReplayArgs),
+    /// Export episodes as datasets (native JSONL, Hugging Face/TRL, OpenAI, dataset folder).
+    Export(export::ExportArgs),
+    /// Import episodes JSONL into the store (validated; all or nothing).
+    Import(export::ImportArgs),
+    /// Rubric tools: lint (gold, do-nothing and mutation checks).
+    #[command(subcommand)]
+    Rubric(rubric::RubricCommand),
+    /// Score trajectories against their tasks' rubrics.
+    Score(score::ScoreArgs),
+    /// Serve worlds to agents: JSON lines on stdio, or HTTP on loopback.
+    Serve(serve::ServeArgs),
+    /// Commands for the test suite.
+    #[command(subcommand, hide = true)]
+    Debug(debug::DebugCommand),
+}
+
+fn main() -> ExitCode {
+    // `understudy ... | head` closes the pipe early; exit quietly as other
+    // Unix tools do instead of reporting a panic.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info);
+    }));
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("UNDERSTUDY_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::World(cmd) => world::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Debug(cmd) => debug::run(cmd),
+        Command::Export(args) => export::run(args),
+        Command::Import(args) => export::run_import(args),
+        Command::Rubric(cmd) => rubric::run(cmd),
+        Command::Score(args) => score::run(args),
+        Command::Serve(args) => serve::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Loads a world, turning load problems into a readable error.
+pub(crate) fn load_world(
+    dir: &std::path::Path,
+) -> anyhow::Result<std::sync::Arc<understudy::World>> {
+    Ok(std::sync::Arc::new(understudy::World::load(dir)?))
+}

@@ -1,0 +1,90 @@
+//! Crash test: a child process records steps in a loop and is killed with
+//! SIGKILL at random moments. Every step it reported as recorded must be in
+//! the store, the store must pass the integrity check, and the episode must
+//! resume.
+
+use understudy_testkit as common;
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use understudy::store::Store;
+
+fn spawn(store: &std::path::Path, resume: Option<&str>) -> std::process::Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_understudy"));
+    cmd.args(["debug", "record-loop", "--task", "pay-back"])
+        .arg("--store")
+        .arg(store)
+        .arg("--world")
+        .arg(common::mini_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(id) = resume {
+        cmd.args(["--resume", id]);
+    }
+    cmd.spawn().expect("spawn the recorder")
+}
+
+#[test]
+fn sigkill_loses_no_reported_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crash.sqlite");
+    let mut reported: HashSet<(String, u32)> = HashSet::new();
+    let mut last_open: Option<String> = None;
+    // A simple deterministic pseudo-random sequence of kill points.
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let started = Instant::now();
+    for round in 0..25 {
+        let mut child = spawn(&path, last_open.as_deref());
+        let stdout = child.stdout.take().expect("stdout");
+        let mut reader = BufReader::new(stdout);
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let kill_after = 1 + (state % 12) as usize;
+        let mut line = String::new();
+        let mut seen = 0;
+        while seen < kill_after {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            if let ["step", id, idx] = parts[..] {
+                reported.insert((id.to_string(), idx.parse().unwrap()));
+                last_open = Some(id.to_string());
+                seen += 1;
+            }
+        }
+        child.kill().expect("SIGKILL");
+        let _ = child.wait();
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "crash test is taking too long (round {round})"
+        );
+
+        let store = Store::open(&path).expect("the store opens after a kill");
+        store.integrity_check().expect("integrity after a kill");
+        for (id, idx) in &reported {
+            let steps = store.steps(id).expect("steps");
+            assert!(
+                steps.iter().any(|s| s.idx == *idx),
+                "step {idx} of {id} was reported but is missing"
+            );
+        }
+        // The episode the child was writing must be resumable, unless it
+        // was closed because it hit its step limit.
+        if let Some(id) = &last_open {
+            if !store.episode(id).unwrap().status.is_open() {
+                last_open = None;
+            }
+        }
+    }
+    assert!(
+        reported.len() >= 25,
+        "the child recorded too few steps: {}",
+        reported.len()
+    );
+}

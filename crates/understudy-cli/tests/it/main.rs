@@ -1,0 +1,9 @@
+//! Integration tests of the `understudy` command line, in one crate: each
+//! module drives the real binary (`CARGO_BIN_EXE_understudy`) against
+//! fixtures from `understudy-testkit`.
+
+mod crash;
+mod export;
+mod replay_stored;
+mod rubric_batch;
+mod serve_cli;

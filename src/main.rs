@@ -1,7 +1,0 @@
-//! The `understudy` command line: a thin front end over the engine.
-
-mod cli;
-
-fn main() -> std::process::ExitCode {
-    cli::main()
-}

@@ -1,0 +1,350 @@
+//! Episode behaviour on the mini world: tools, guards, views, scripts,
+//! termination, truncation and the state diff.
+
+use understudy_testkit as common;
+
+use serde_json::json;
+use understudy::observation::ObservationErrorCode;
+use understudy::{Action, Episode, Error};
+
+#[test]
+fn solution_changes_exactly_the_expected_rows() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 25.0}),
+        ))
+        .unwrap();
+    assert!(out.observation.ok, "{:?}", out.observation);
+    assert_eq!(
+        out.observation.text,
+        "Transfer TR-000001 of 25.0 done at 2025-01-01T09:00:00Z."
+    );
+    let changes = serde_json::to_value(ep.changes().unwrap()).unwrap();
+    assert_eq!(
+        changes,
+        json!({
+            "accounts": {"added": {}, "removed": [], "changed": {
+                "A-1": {"id": "A-1", "owner": "Ada Lovelace", "balance": 75.0, "frozen": 0},
+                "A-2": {"id": "A-2", "owner": "Charles Babbage", "balance": 75.5, "frozen": 0}
+            }},
+            "transfers": {"added": {"TR-000001": {"id": "TR-000001", "from_id": "A-1", "to_id": "A-2", "amount": 25.0, "at": "2025-01-01T09:00:00Z"}}, "removed": [], "changed": {}}
+        })
+    );
+}
+
+#[test]
+fn a_failing_guard_reports_its_message_and_changes_nothing() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "frozen");
+    let out = ep
+        .step(&Action::tool(
+            "transfer",
+            json!({"from_id": "A-3", "to_id": "A-1", "amount": 5}),
+        ))
+        .unwrap();
+    assert!(!out.observation.ok);
+    assert_eq!(
+        out.observation.error.as_ref().unwrap().code,
+        ObservationErrorCode::GuardFailed
+    );
+    assert_eq!(
+        out.observation.text,
+        "Error: Grace Hopper's account is frozen."
+    );
+    assert!(ep.changes().unwrap().is_empty());
+    // The episode goes on after an error.
+    assert!(!ep.is_done());
+}
+
+#[test]
+fn a_sql_error_mid_body_rolls_back_earlier_statements() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    // Overdrawing violates CHECK (balance >= 0) inside the body.
+    let out = ep
+        .step(&Action::tool(
+            "transfer",
+            json!({"from_id": "A-2", "to_id": "A-1", "amount": 1000}),
+        ))
+        .unwrap();
+    assert!(!out.observation.ok);
+    assert_eq!(
+        out.observation.error.as_ref().unwrap().code,
+        ObservationErrorCode::ToolFailed
+    );
+    assert!(
+        out.observation.text.contains("CHECK constraint failed"),
+        "{}",
+        out.observation.text
+    );
+    assert!(ep.changes().unwrap().is_empty());
+    // The failing body never reached new_id(), so the next id is the first.
+    let ok = ep
+        .step(&Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 1}),
+        ))
+        .unwrap();
+    assert_eq!(ok.observation.content["id"], "TR-000001");
+}
+
+#[test]
+fn invalid_arguments_name_the_parameter() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": "ten"}),
+        ))
+        .unwrap();
+    let err = out.observation.error.unwrap();
+    assert_eq!(err.code, ObservationErrorCode::InvalidArguments);
+    assert!(err.message.contains("amount"), "{}", err.message);
+    assert!(err.message.contains("number"), "{}", err.message);
+
+    let out = ep
+        .step(&Action::tool("transfer", json!({"from_id": "A-1"})))
+        .unwrap();
+    let err = out.observation.error.unwrap();
+    assert!(
+        err.message.contains("to_id") && err.message.contains("required"),
+        "{}",
+        err.message
+    );
+
+    let out = ep
+        .step(&Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 1, "memo": "x"}),
+        ))
+        .unwrap();
+    assert!(out.observation.error.unwrap().message.contains("memo"));
+}
+
+#[test]
+fn unknown_tools_and_tools_outside_the_task_are_errors() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep.step(&Action::tool("nope", json!({}))).unwrap();
+    assert_eq!(out.observation.text, "Error: Unknown action nope");
+    assert_eq!(
+        out.observation.error.unwrap().code,
+        ObservationErrorCode::UnknownTool
+    );
+
+    let mut ep = common::episode(&world, "frozen");
+    let out = ep
+        .step(&Action::tool(
+            "tag_doc",
+            json!({"doc_id": "d1", "tag": "y"}),
+        ))
+        .unwrap();
+    assert!(out.observation.text.contains("not available in this task"));
+}
+
+#[test]
+fn messages_get_scripted_replies_then_silence() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    assert_eq!(
+        ep.step(&Action::message("ok?")).unwrap().observation.text,
+        "Yes, go ahead."
+    );
+    assert_eq!(
+        ep.step(&Action::message("done")).unwrap().observation.text,
+        "Thanks!"
+    );
+    assert_eq!(
+        ep.step(&Action::message("bye")).unwrap().observation.text,
+        ""
+    );
+}
+
+#[test]
+fn step_limit_truncates_and_ending_tool_terminates() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back"); // max_steps = 5
+    for i in 1..=5 {
+        let out = ep.step(&Action::message("hello")).unwrap();
+        assert_eq!(out.truncated, i == 5);
+        assert!(!out.terminated);
+    }
+    assert!(matches!(
+        ep.step(&Action::message("more")),
+        Err(Error::EpisodeOver { .. })
+    ));
+
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep.step(&Action::tool("close", json!({}))).unwrap();
+    assert!(out.terminated && !out.truncated);
+    assert_eq!(out.observation.text, "closed");
+    assert!(matches!(
+        ep.step(&Action::message("x")),
+        Err(Error::EpisodeOver { .. })
+    ));
+
+    // reset starts over
+    ep.reset("pay-back", 0).unwrap();
+    assert!(!ep.is_done());
+    assert_eq!(ep.steps(), 0);
+}
+
+#[test]
+fn views_filter_sort_page_and_open_records() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool(
+            "view_accounts",
+            json!({"sort": "balance", "descending": true, "limit": 2}),
+        ))
+        .unwrap();
+    let rows = out.observation.content["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["id"], "A-1");
+    assert_eq!(out.observation.content["total"], 3);
+
+    let out = ep
+        .step(&Action::tool(
+            "view_accounts",
+            json!({"filter": {"frozen": 1}}),
+        ))
+        .unwrap();
+    assert_eq!(out.observation.content["rows"][0]["owner"], "Grace Hopper");
+
+    let out = ep
+        .step(&Action::tool("view_accounts", json!({"key": "A-2"})))
+        .unwrap();
+    assert_eq!(out.observation.content["owner"], "Charles Babbage");
+
+    let out = ep
+        .step(&Action::tool("view_accounts", json!({"key": "A-9"})))
+        .unwrap();
+    assert!(out.observation.text.contains("no record with id A-9"));
+
+    let out = ep
+        .step(&Action::tool("view_accounts", json!({"sort": "password"})))
+        .unwrap();
+    assert!(out.observation.text.contains("`password` is not a column"));
+}
+
+#[test]
+fn scripts_keep_ints_and_floats_and_document_changes_diff_as_documents() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool(
+            "tag_doc",
+            json!({"doc_id": "d1", "tag": "y"}),
+        ))
+        .unwrap();
+    assert!(out.observation.ok, "{:?}", out.observation);
+    // 68 (int) + 0.125 -> 68.125 -> round half-even to 2 places -> 68.12
+    assert_eq!(out.observation.content["count"], json!(68.12));
+    assert_eq!(out.observation.content["tags"], json!(["x", "y"]));
+    assert_eq!(out.observation.content["stamp"], "DOC-000001");
+    let changes = serde_json::to_value(ep.changes().unwrap()).unwrap();
+    assert_eq!(changes["docs"]["changed"]["d1"]["count"], json!(68.12));
+
+    let out = ep
+        .step(&Action::tool(
+            "tag_doc",
+            json!({"doc_id": "zz", "tag": "y"}),
+        ))
+        .unwrap();
+    assert_eq!(out.observation.text, "Error: document not found");
+}
+
+#[test]
+fn reset_restores_the_seed_and_restarts_clock_and_ids() {
+    let world = common::mini();
+    let mut ep = Episode::new(world.clone()).unwrap();
+    let run = |ep: &mut Episode| {
+        ep.reset("pay-back", 7).unwrap();
+        ep.step(&Action::message("hi")).unwrap();
+        let out = ep
+            .step(&Action::tool(
+                "transfer",
+                json!({"from_id": "A-1", "to_id": "A-2", "amount": 10}),
+            ))
+            .unwrap();
+        (
+            out.observation,
+            serde_json::to_string(&ep.changes().unwrap()).unwrap(),
+        )
+    };
+    let first = run(&mut ep);
+    let second = run(&mut ep);
+    assert_eq!(first, second);
+    assert_eq!(first.0.content["at"], "2025-01-01T09:00:30Z");
+}
+
+#[test]
+fn read_only_queries_cannot_write() {
+    let world = common::mini();
+    let ep = common::episode(&world, "pay-back");
+    let rows = ep
+        .query("SELECT count(*) AS n FROM accounts", &Default::default())
+        .unwrap();
+    assert_eq!(rows[0]["n"], 3);
+    assert!(ep
+        .query("DELETE FROM accounts", &Default::default())
+        .is_err());
+    assert!(ep
+        .query("PRAGMA table_info(accounts)", &Default::default())
+        .is_err());
+}
+
+/// Reset must restore the seed whether it reverts rows one by one or copies
+/// the whole snapshot (worlds with triggers or cascading foreign keys).
+#[test]
+fn reset_restores_the_seed_in_every_kind_of_world() {
+    let plain = common::copy_world(&common::mini_dir());
+    let with_trigger = common::copy_world(&common::mini_dir());
+    common::write(
+        with_trigger.path(),
+        "schema.sql",
+        &(std::fs::read_to_string(common::mini_dir().join("schema.sql")).unwrap()
+            + "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT);\n\
+               CREATE TRIGGER log_transfer AFTER INSERT ON transfers BEGIN INSERT INTO audit (what) VALUES (NEW.id); END;\n"),
+    );
+    for dir in [plain.path(), with_trigger.path()] {
+        let world = std::sync::Arc::new(understudy::World::load(dir).unwrap());
+        let mut ep = Episode::new(world.clone()).unwrap();
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            ep.reset("pay-back", 0).unwrap();
+            assert!(ep.changes().unwrap().is_empty(), "reset leaves no changes");
+            let out = ep
+                .step(&Action::tool(
+                    "transfer",
+                    json!({"from_id": "A-1", "to_id": "A-2", "amount": 10}),
+                ))
+                .unwrap();
+            ep.step(&Action::tool(
+                "tag_doc",
+                json!({"doc_id": "d2", "tag": "z"}),
+            ))
+            .unwrap();
+            runs.push((
+                out.observation,
+                serde_json::to_string(&ep.changes().unwrap()).unwrap(),
+            ));
+        }
+        assert!(
+            runs.windows(2).all(|w| w[0] == w[1]),
+            "{}: runs differ after reset",
+            dir.display()
+        );
+        if dir == with_trigger.path() {
+            assert!(
+                runs[0].1.contains("\"audit\""),
+                "the trigger's row is part of the diff"
+            );
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! The engine's integration tests, in one crate so the engine links once.
+//! Each module is one area; shared fixtures come from `understudy-testkit`.
+
+mod determinism;
+mod episode;
+mod rubric_judge;
+mod rubric_lint;
+mod rubric_score;
+mod rubric_worlds;
+mod sandbox;
+mod store;
+mod tau_conformance;
+mod world_load;

@@ -1,0 +1,292 @@
+//! The store and recorder: durability, undo as retraction, pause, resume by
+//! replay, refusal of foreign/newer/corrupt files, all-or-nothing import.
+
+use understudy_testkit as common;
+
+use std::sync::Arc;
+
+use serde_json::json;
+use understudy::recorder::Recorder;
+use understudy::store::{Actor, Decision, EpisodeFilter, EpisodeStatus, ExpertInput, Store};
+use understudy::{Action, Error};
+
+fn store() -> (tempfile::TempDir, Arc<Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path().join("store.sqlite")).unwrap());
+    (dir, store)
+}
+
+fn expert(store: &Store) -> Actor {
+    let e = store
+        .save_expert(
+            None,
+            &ExpertInput {
+                name: "Dana Reyes".into(),
+                domain: "Support".into(),
+                credentials: "8 years".into(),
+                credentials_attested: true,
+            },
+        )
+        .unwrap();
+    Actor::Expert { id: e.id }
+}
+
+#[test]
+fn records_steps_with_rationale_and_reads_them_back() {
+    let (_d, store) = store();
+    let world = common::mini();
+    let actor = expert(&store);
+    let mut rec = Recorder::start(store.clone(), world, "pay-back", actor.clone(), 0).unwrap();
+    rec.step(
+        Action::tool("view_accounts", json!({"search": "ada"})),
+        Some("find Ada".into()),
+    )
+    .unwrap();
+    let s = rec
+        .step(
+            Action::tool(
+                "transfer",
+                json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+            ),
+            None,
+        )
+        .unwrap();
+    assert!(s.outcome.observation.ok);
+    rec.annotate(
+        1,
+        Some("policy allows it".into()),
+        Some("check amount".into()),
+    )
+    .unwrap();
+    rec.step(Action::message("Sent."), None).unwrap();
+    rec.submit(None).unwrap();
+
+    let episode = store.episode(&rec.record().id).unwrap();
+    assert_eq!(episode.status, EpisodeStatus::Submitted);
+    assert_eq!(episode.final_message.as_deref(), Some("Sent."));
+    assert_eq!(episode.actor, actor);
+    assert!(episode.submitted_at.is_some());
+    let steps = store.steps(&episode.id).unwrap();
+    assert_eq!(steps.len(), 3);
+    assert_eq!(steps[0].rationale.as_deref(), Some("find Ada"));
+    assert_eq!(steps[1].rationale.as_deref(), Some("policy allows it"));
+    assert_eq!(steps[1].flag.as_deref(), Some("check amount"));
+    assert_eq!(steps[1].observation, s.outcome.observation);
+    assert!(steps.windows(2).all(|w| w[0].active_ms <= w[1].active_ms));
+    // Submitted episodes are closed.
+    assert!(matches!(
+        rec.step(Action::message("more"), None),
+        Err(Error::Conflict(_))
+    ));
+    store.integrity_check().unwrap();
+}
+
+#[test]
+fn undo_retracts_and_rebuilds_the_world() {
+    let (_d, store) = store();
+    let world = common::mini();
+    let mut rec = Recorder::start(store.clone(), world, "pay-back", expert(&store), 0).unwrap();
+    rec.step(
+        Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+        ),
+        None,
+    )
+    .unwrap();
+    rec.step(
+        Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 5}),
+        ),
+        None,
+    )
+    .unwrap();
+    assert_eq!(rec.undo().unwrap(), Some(1));
+    let changes = serde_json::to_value(rec.changes().unwrap()).unwrap();
+    assert_eq!(
+        changes["accounts"]["changed"]["A-1"]["balance"],
+        json!(75.0)
+    );
+    // The retracted step is still in the raw log.
+    let steps = store.steps(&rec.record().id).unwrap();
+    assert_eq!(steps.len(), 2);
+    assert!(steps[1].retracted && steps[1].retracted_at.is_some());
+    assert!(!steps[0].retracted);
+    // Next step continues the log; ids are rebuilt by replay, so the new
+    // transfer gets the id the retracted one had.
+    let s = rec
+        .step(
+            Action::tool(
+                "transfer",
+                json!({"from_id": "A-1", "to_id": "A-2", "amount": 1}),
+            ),
+            None,
+        )
+        .unwrap();
+    assert_eq!(s.record.idx, 2);
+    assert_eq!(s.outcome.observation.content["id"], "TR-000002");
+}
+
+#[test]
+fn pause_blocks_steps_and_stops_the_clock() {
+    let (_d, store) = store();
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    rec.pause().unwrap();
+    assert_eq!(
+        store.episode(&rec.record().id).unwrap().status,
+        EpisodeStatus::Paused
+    );
+    let before = rec.active_ms();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert_eq!(rec.active_ms(), before, "paused time is not active time");
+    assert!(matches!(
+        rec.step(Action::message("x"), None),
+        Err(Error::Conflict(_))
+    ));
+    rec.resume().unwrap();
+    rec.step(Action::message("x"), None).unwrap();
+}
+
+#[test]
+fn reopening_rebuilds_state_and_continues() {
+    let (dir, store) = store();
+    let world = common::mini();
+    let id = {
+        let mut rec =
+            Recorder::start(store.clone(), world.clone(), "pay-back", expert(&store), 0).unwrap();
+        rec.step(
+            Action::tool(
+                "transfer",
+                json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+            ),
+            None,
+        )
+        .unwrap();
+        rec.step(Action::message("ok?"), None).unwrap();
+        rec.record().id.clone()
+    };
+    drop(store);
+    let store = Arc::new(Store::open(dir.path().join("store.sqlite")).unwrap());
+    let mut rec = Recorder::reopen(store.clone(), world, &id, false).unwrap();
+    assert_eq!(rec.steps().len(), 2);
+    let changes = serde_json::to_value(rec.changes().unwrap()).unwrap();
+    assert_eq!(
+        changes["accounts"]["changed"]["A-1"]["balance"],
+        json!(75.0)
+    );
+    // Scripted replies continue where they were.
+    let reply = rec.step(Action::message("done"), None).unwrap();
+    assert_eq!(reply.outcome.observation.text, "Thanks!");
+    assert_eq!(reply.record.idx, 2);
+}
+
+#[test]
+fn reopening_against_a_changed_world_is_refused_unless_forced() {
+    let (_d, store) = store();
+    let dir = common::copy_world(&common::mini_dir());
+    let world = Arc::new(understudy::World::load(dir.path()).unwrap());
+    let id = Recorder::start(store.clone(), world, "pay-back", expert(&store), 0)
+        .unwrap()
+        .record()
+        .id
+        .clone();
+    common::replace(dir.path(), "policy.md", "frozen", "locked");
+    let changed = Arc::new(understudy::World::load(dir.path()).unwrap());
+    match Recorder::reopen(store.clone(), changed.clone(), &id, false) {
+        Err(Error::WorldChanged(m)) => {
+            assert!(m.contains("has changed") && m.contains("--force"), "{m}")
+        }
+        other => panic!("expected WorldChanged, got {:?}", other.err()),
+    }
+    Recorder::reopen(store, changed, &id, true).unwrap();
+}
+
+#[test]
+fn reviews_move_submitted_episodes_only() {
+    let (_d, store) = store();
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    let id = rec.record().id.clone();
+    assert!(matches!(
+        store.add_review(&id, "lead", Decision::Approve, ""),
+        Err(Error::Conflict(_))
+    ));
+    rec.submit(Some("final".into())).unwrap();
+    let r = store
+        .add_review(&id, "lead", Decision::Reject, "missed verification")
+        .unwrap();
+    assert_eq!(r.comment, "missed verification");
+    assert_eq!(store.episode(&id).unwrap().status, EpisodeStatus::Rejected);
+    assert_eq!(store.reviews(&id).unwrap().len(), 1);
+    let filter = EpisodeFilter {
+        status: Some(EpisodeStatus::Rejected),
+        ..Default::default()
+    };
+    assert_eq!(store.episodes(&filter).unwrap().len(), 1);
+}
+
+#[test]
+fn foreign_corrupt_and_newer_files_are_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    // Another program's SQLite file.
+    let foreign = dir.path().join("foreign.sqlite");
+    {
+        let c = rusqlite::Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE invoices (id INTEGER); INSERT INTO invoices VALUES (1);")
+            .unwrap();
+    }
+    let before = std::fs::read(&foreign).unwrap();
+    let err = Store::open(&foreign).unwrap_err().to_string();
+    assert!(err.contains("another program"), "{err}");
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+
+    // Not SQLite at all.
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(
+        &junk,
+        b"this is not a database, just some text that is long enough to be a header....",
+    )
+    .unwrap();
+    let before = std::fs::read(&junk).unwrap();
+    let err = Store::open(&junk).unwrap_err().to_string();
+    assert!(err.contains("not an Understudy store"), "{err}");
+    assert_eq!(std::fs::read(&junk).unwrap(), before);
+
+    // A store from a newer build.
+    let newer = dir.path().join("newer.sqlite");
+    drop(Store::open(&newer).unwrap());
+    {
+        let c = rusqlite::Connection::open(&newer).unwrap();
+        c.execute_batch("PRAGMA user_version = 99;").unwrap();
+    }
+    let err = Store::open(&newer).unwrap_err().to_string();
+    assert!(
+        err.contains("newer Understudy") && err.contains("99"),
+        "{err}"
+    );
+}
+
+#[test]
+fn import_is_all_or_nothing() {
+    let (_d, store) = store();
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    rec.step(Action::message("hi"), None).unwrap();
+    let record = store.episode(&rec.record().id).unwrap();
+    let steps = store.steps(&record.id).unwrap();
+    let mut fresh = record.clone();
+    fresh.id = understudy::store::new_uuid();
+    // The second entry collides with an existing id: nothing is stored.
+    let err = store
+        .import(&[
+            (fresh.clone(), steps.clone()),
+            (record.clone(), steps.clone()),
+        ])
+        .unwrap_err();
+    assert!(err.to_string().contains("already in the store"));
+    assert!(matches!(store.episode(&fresh.id), Err(Error::NotFound(_))));
+    store.import(&[(fresh.clone(), steps)]).unwrap();
+    assert_eq!(store.steps(&fresh.id).unwrap().len(), 1);
+}
