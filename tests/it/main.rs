@@ -10,4 +10,5 @@ mod rubric_worlds;
 mod sandbox;
 mod store;
 mod tau_conformance;
+mod tidy;
 mod world_load;
