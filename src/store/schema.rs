@@ -1,111 +1,54 @@
-//! The store's schema, as ordered migrations. Never edit a released
-//! migration: add a new one. `user_version` records how far a file is.
+//! The store's schema, as numbered migrations: one folder per migration
+//! under `src/store/migrations/` (`NN-name/up.sql`), embedded in the build.
+//! Never edit a released migration: add the next number. `user_version`
+//! records how far a file is.
 
-use rusqlite_migration::{Migrations, M};
+use include_dir::{include_dir, Dir};
+use rusqlite_migration::Migrations;
 
 /// `PRAGMA application_id` of an Understudy store ("USTY"), so a foreign
 /// SQLite file is recognised and refused instead of being migrated.
 pub const APPLICATION_ID: i32 = 0x5553_5459;
 
+static MIGRATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/src/store/migrations");
+
+/// The embedded migrations, in order.
+///
+/// # Panics
+/// Never at run time for a released build: the folder is checked by this
+/// module's tests, so a misnamed migration fails the build's tests.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2)])
+    Migrations::from_directory(&MIGRATIONS)
+        .expect("src/store/migrations holds NN-name/up.sql folders (checked by tests)")
 }
 
-/// How many migrations this build knows.
+/// How many migrations this build knows: the number of migration folders.
 pub fn latest_version() -> usize {
-    2
+    MIGRATIONS.dirs().count()
 }
 
-const V1: &str = r#"
-CREATE TABLE experts (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  domain TEXT NOT NULL DEFAULT '',
-  credentials TEXT NOT NULL DEFAULT '',
-  credentials_attested INTEGER NOT NULL DEFAULT 0 CHECK (credentials_attested IN (0, 1)),
-  verified INTEGER NOT NULL DEFAULT 0 CHECK (verified IN (0, 1)),
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL
-);
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-CREATE TABLE episodes (
-  id TEXT PRIMARY KEY,
-  world_id TEXT NOT NULL,
-  world_version TEXT NOT NULL,
-  world_hash TEXT NOT NULL,
-  task_id TEXT NOT NULL,
-  seed INTEGER NOT NULL DEFAULT 0,
-  actor_kind TEXT NOT NULL CHECK (actor_kind IN ('expert', 'agent')),
-  actor_id TEXT NOT NULL,
-  status TEXT NOT NULL CHECK (status IN ('in_progress', 'paused', 'submitted', 'abandoned', 'approved', 'rejected')),
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  submitted_at TEXT,
-  active_ms INTEGER NOT NULL DEFAULT 0,
-  final_message TEXT
-);
-CREATE INDEX episodes_by_task ON episodes (world_id, task_id, status);
-CREATE INDEX episodes_by_actor ON episodes (actor_kind, actor_id);
-
-CREATE TABLE steps (
-  episode_id TEXT NOT NULL REFERENCES episodes (id),
-  idx INTEGER NOT NULL,
-  action TEXT NOT NULL,
-  observation TEXT NOT NULL,
-  is_error INTEGER NOT NULL CHECK (is_error IN (0, 1)),
-  terminated INTEGER NOT NULL DEFAULT 0,
-  truncated INTEGER NOT NULL DEFAULT 0,
-  wall_at TEXT NOT NULL,
-  active_ms INTEGER NOT NULL,
-  rationale TEXT,
-  flag TEXT,
-  retracted INTEGER NOT NULL DEFAULT 0 CHECK (retracted IN (0, 1)),
-  retracted_at TEXT,
-  PRIMARY KEY (episode_id, idx)
-);
-
-CREATE TABLE reviews (
-  id INTEGER PRIMARY KEY,
-  episode_id TEXT NOT NULL REFERENCES episodes (id),
-  reviewer TEXT NOT NULL,
-  decision TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
-  comment TEXT NOT NULL DEFAULT '',
-  at TEXT NOT NULL
-);
-CREATE INDEX reviews_by_episode ON reviews (episode_id);
-"#;
-
-/// Rubric scores (history: the latest row per episode is current) and the
-/// grades people or judge commands gave judged criteria.
-const V2: &str = r#"
-CREATE TABLE scores (
-  id INTEGER PRIMARY KEY,
-  episode_id TEXT NOT NULL REFERENCES episodes (id),
-  task_id TEXT NOT NULL,
-  world_id TEXT NOT NULL,
-  world_version TEXT NOT NULL,
-  world_hash TEXT NOT NULL,
-  task_hash TEXT NOT NULL,
-  rubric_version TEXT NOT NULL,
-  rubric_hash TEXT NOT NULL,
-  value REAL CHECK (value IS NULL OR (value >= 0 AND value <= 1)),
-  range_low REAL NOT NULL,
-  range_high REAL NOT NULL,
-  pending INTEGER NOT NULL DEFAULT 0,
-  detail TEXT NOT NULL,
-  scored_at TEXT NOT NULL
-);
-CREATE INDEX scores_by_episode ON scores (episode_id, id);
-
-CREATE TABLE judgments (
-  id INTEGER PRIMARY KEY,
-  episode_id TEXT NOT NULL REFERENCES episodes (id),
-  criterion_id TEXT NOT NULL,
-  criterion_hash TEXT,
-  met INTEGER NOT NULL CHECK (met IN (0, 1)),
-  reason TEXT NOT NULL,
-  judge TEXT NOT NULL,
-  at TEXT NOT NULL
-);
-CREATE INDEX judgments_by_episode ON judgments (episode_id, criterion_id, id);
-"#;
+    #[test]
+    fn migrations_are_numbered_from_one_without_gaps_and_valid() {
+        let mut numbers: Vec<usize> = MIGRATIONS
+            .dirs()
+            .map(|d| {
+                let name = d.path().to_string_lossy().to_string();
+                let (n, _) = name.split_once('-').expect("NN-name");
+                assert!(
+                    d.get_file(d.path().join("up.sql")).is_some(),
+                    "{name}/up.sql"
+                );
+                n.parse().expect("a number before the dash")
+            })
+            .collect();
+        numbers.sort();
+        assert_eq!(numbers, (1..=latest_version()).collect::<Vec<_>>());
+        migrations()
+            .validate()
+            .expect("migrations apply to an empty database");
+    }
+}
