@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::criteria::{Check, Criterion};
+use super::criterion::{Check, Criterion};
 use crate::action::Action;
 use crate::episode::Changes;
 use crate::error::{Error, Result};
@@ -184,7 +184,7 @@ pub fn request(
 ) -> Value {
     let task = world.task(task_id);
     let guidance = match &criterion.check {
-        Check::Judged { guidance } => guidance.clone(),
+        Check::Judged(j) => j.guidance.clone(),
         _ => String::new(),
     };
     let transcript: Vec<Value> = actions

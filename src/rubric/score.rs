@@ -15,7 +15,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::criteria::{Context, CriterionKind, Evidence, Outcome};
+use super::criterion::CriterionKind;
+use super::evaluation::{Context, Evidence, Outcome};
 use super::judge::Judgment;
 use super::Rubric;
 use crate::action::Action;
