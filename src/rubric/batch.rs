@@ -18,7 +18,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::judge::{self, JudgeCommand, Judgment};
+use super::judge::{self, JudgeCommand};
+use super::judgment::Judgment;
 use super::{replay, score_episode_with, CriterionKind, RubricSet, Score};
 use crate::action::Action;
 use crate::episode::Episode;

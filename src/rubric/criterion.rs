@@ -103,4 +103,13 @@ impl Criterion {
             Check::Judged(j) => j.evaluate(cx, &self.id, &self.hash),
         }
     }
+
+    /// What a judged criterion tells whoever grades it; empty for the
+    /// kinds checked automatically.
+    pub fn guidance(&self) -> &str {
+        match &self.check {
+            Check::Judged(j) => &j.guidance,
+            _ => "",
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::cell::OnceCell;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::judge::Judgment;
+use super::judgment::Judgment;
 use crate::action::Action;
 use crate::episode::{Changes, Episode};
 use crate::observation::Observation;

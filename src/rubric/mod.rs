@@ -57,6 +57,7 @@ pub mod derive;
 mod evaluation;
 mod format;
 pub mod judge;
+mod judgment;
 mod kinds;
 pub mod lint;
 mod load;
@@ -75,7 +76,8 @@ use sha2::{Digest, Sha256};
 pub use criterion::{Criterion, CriterionKind};
 pub use evaluation::{ChangeRef, Evidence};
 pub use format::FORMAT;
-pub use judge::{JudgeCommand, Judgment};
+pub use judge::JudgeCommand;
+pub use judgment::Judgment;
 pub use score::{score_episode, score_episode_with, CriterionResult, Score, SectionResult};
 
 use crate::action::Action;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::criterion::CriterionKind;
 use super::evaluation::{Context, Evidence, Outcome};
-use super::judge::Judgment;
+use super::judgment::Judgment;
 use super::Rubric;
 use crate::action::Action;
 use crate::episode::Episode;

@@ -1,5 +1,6 @@
 //! `kind = "judged"`: graded by a person in the app or by a judge command
-//! (see [`crate::rubric::judge`]); pending until then, never guessed.
+//! (run by `judge.rs`; only the grades, `Judgment`s, reach this file);
+//! pending until then, never guessed.
 
 use crate::rubric::evaluation::{Context, Evidence, Outcome};
 use crate::rubric::format::CriterionToml;
