@@ -181,7 +181,11 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<Traje
             .collect();
         out.push(Trajectory {
             line: None,
-            judgments: store.judgments(&record.id)?,
+            judgments: store
+                .judgments(&record.id)?
+                .into_iter()
+                .map(Judgment::from)
+                .collect(),
             episode_id: Some(record.id),
             task_id: record.task_id,
             seed: record.seed,

@@ -64,6 +64,7 @@ mod load;
 mod matchers;
 pub mod mutations;
 pub mod numbers;
+mod records;
 mod score;
 
 use std::collections::HashMap;
