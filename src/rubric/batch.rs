@@ -18,7 +18,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::judge::{self, JudgeCommand, Judgment};
+use super::judge::{self, JudgeCommand};
+use super::judgment::Judgment;
 use super::{replay, score_episode_with, CriterionKind, RubricSet, Score};
 use crate::action::Action;
 use crate::episode::Episode;
@@ -180,7 +181,11 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<Traje
             .collect();
         out.push(Trajectory {
             line: None,
-            judgments: store.judgments(&record.id)?,
+            judgments: store
+                .judgments(&record.id)?
+                .into_iter()
+                .map(Judgment::from)
+                .collect(),
             episode_id: Some(record.id),
             task_id: record.task_id,
             seed: record.seed,

@@ -10,33 +10,16 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::criteria::{Check, Criterion};
+use super::criterion::Criterion;
+use super::judgment::Judgment;
 use crate::action::Action;
 use crate::episode::Changes;
 use crate::error::{Error, Result};
 use crate::observation::Observation;
 use crate::plugin::{stderr_suffix, RunError};
 use crate::world::World;
-
-/// A grade for one judged criterion of one episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct Judgment {
-    pub criterion_id: String,
-    /// The criterion's hash when it was graded; a judgment of an edited
-    /// criterion no longer counts. `None` applies to any version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub criterion_hash: Option<String>,
-    pub met: bool,
-    pub reason: String,
-    /// Who graded: an expert id, or `command:<program>` for a judge command.
-    pub judge: String,
-    #[serde(default)]
-    pub at: String,
-}
 
 /// An external judge program and its time limit.
 #[derive(Debug, Clone)]
@@ -183,10 +166,7 @@ pub fn request(
     changes: &Changes,
 ) -> Value {
     let task = world.task(task_id);
-    let guidance = match &criterion.check {
-        Check::Judged { guidance } => guidance.clone(),
-        _ => String::new(),
-    };
+    let guidance = criterion.guidance();
     let transcript: Vec<Value> = actions
         .iter()
         .enumerate()

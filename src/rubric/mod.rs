@@ -52,15 +52,19 @@
 //!   [`derive`]: rubrics derived from a task's gold solution.
 
 pub mod batch;
-mod criteria;
+mod criterion;
 pub mod derive;
+mod evaluation;
 mod format;
 pub mod judge;
+mod judgment;
+mod kinds;
 pub mod lint;
 mod load;
 mod matchers;
 pub mod mutations;
 pub mod numbers;
+mod records;
 mod score;
 
 use std::collections::HashMap;
@@ -70,9 +74,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-pub use criteria::{ChangeRef, Criterion, CriterionKind, Evidence};
+pub use criterion::{Criterion, CriterionKind};
+pub use evaluation::{ChangeRef, Evidence};
 pub use format::FORMAT;
-pub use judge::{JudgeCommand, Judgment};
+pub use judge::JudgeCommand;
+pub use judgment::Judgment;
 pub use score::{score_episode, score_episode_with, CriterionResult, Score, SectionResult};
 
 use crate::action::Action;
@@ -80,6 +86,7 @@ use crate::episode::Episode;
 use crate::error::{Error, Result};
 use crate::observation::Observation;
 use crate::world::{Diagnostics, World};
+use kinds::compile::Probe;
 
 /// The folder of a world that holds its rubrics.
 pub const RUBRICS_DIR: &str = "rubrics";
@@ -162,7 +169,7 @@ impl Rubric {
         }
         let text = decode(&path, bytes)?;
         let mut diags = Diagnostics::default();
-        let mut probe = load::Probe::new(world);
+        let mut probe = Probe::new(world);
         let rubric = load::compile(world, task_id, &rel, &text, &mut probe, &mut diags);
         let rubric = finish(world, rubric, diags, &path)?;
         let rubric = Arc::new(rubric);
@@ -177,7 +184,7 @@ impl Rubric {
     /// disk (for editors and tests); `source` names it in errors.
     pub fn from_str(world: &Arc<World>, task_id: &str, source: &str, text: &str) -> Result<Rubric> {
         let mut diags = Diagnostics::default();
-        let mut probe = load::Probe::new(world);
+        let mut probe = Probe::new(world);
         let rubric = load::compile(world, task_id, source, text, &mut probe, &mut diags);
         finish(world, rubric, diags, Path::new(source))
     }
@@ -256,7 +263,7 @@ impl RubricSet {
             .collect();
         files.sort();
         let mut diags = Diagnostics::default();
-        let mut probe = load::Probe::new(world);
+        let mut probe = Probe::new(world);
         for path in files {
             let Some(task_id) = path
                 .file_stem()

@@ -14,7 +14,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::criteria::{Check, CriterionKind};
+use super::criterion::{Check, CriterionKind};
 use super::matchers::{compact, Matcher};
 use super::Rubric;
 use crate::action::Action;

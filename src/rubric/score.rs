@@ -15,8 +15,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::criteria::{Context, CriterionKind, Evidence, Outcome};
-use super::judge::Judgment;
+use super::criterion::CriterionKind;
+use super::evaluation::{Context, Evidence, Outcome};
+use super::judgment::Judgment;
 use super::Rubric;
 use crate::action::Action;
 use crate::episode::Episode;

@@ -20,7 +20,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 pub use records::*;
-pub use scores::StoredScore;
+pub use scores::{JudgmentRecord, ScoreRecord, StoredScore};
 
 use crate::error::{Error, Result};
 

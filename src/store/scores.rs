@@ -3,27 +3,68 @@
 //! Scores are history, never overwritten: re-scoring under a new rubric or
 //! world version adds a row, and each row says which versions it used, so a
 //! score that moved can be explained. The latest row is the current score.
+//!
+//! The store keeps plain records of its own and knows nothing of rubrics:
+//! the rubric layer turns its scores and judgments into these records and
+//! back (`rubric/records.rs`).
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
 use super::{now, Store};
 use crate::error::{Error, Result};
-use crate::rubric::{Judgment, Score};
 
-/// A score as stored.
+/// A score as the store keeps it: what it scored, the versions it was
+/// computed against, its value, and the whole result as JSON text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreRecord {
+    /// The stored episode scored; a score without one cannot be saved.
+    pub episode_id: Option<String>,
+    pub task_id: String,
+    pub world_id: String,
+    pub world_version: String,
+    pub world_hash: String,
+    pub task_hash: String,
+    pub rubric_version: String,
+    pub rubric_hash: String,
+    /// `None` while something is pending.
+    pub value: Option<f64>,
+    /// The lowest and highest value still possible.
+    pub range: [f64; 2],
+    /// How many criteria were waiting for a grade.
+    pub pending: usize,
+    /// The full result as JSON; the rubric layer reads it back.
+    pub detail: String,
+}
+
+/// A score as stored: its row id, when it was saved, and the record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredScore {
     pub id: i64,
-    pub episode_id: String,
     pub scored_at: String,
-    pub score: Score,
+    pub record: ScoreRecord,
 }
+
+/// A grade for one judged criterion of one episode, as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgmentRecord {
+    pub criterion_id: String,
+    /// The graded criterion's hash; `None` applies to any version.
+    pub criterion_hash: Option<String>,
+    pub met: bool,
+    pub reason: String,
+    /// Who graded: an expert id, or `command:<program>`.
+    pub judge: String,
+    /// When; empty means now, when saved.
+    pub at: String,
+}
+
+const SCORE_COLUMNS: &str = "id, episode_id, task_id, world_id, world_version, world_hash, task_hash, rubric_version, rubric_hash, value, range_low, range_high, pending, detail, scored_at";
 
 impl Store {
     /// Stores scores of stored episodes in one transaction: all land or
     /// none does. Every score must name an episode that is in the store.
-    pub fn save_scores(&self, scores: &[Score]) -> Result<Vec<i64>> {
+    pub fn save_scores(&self, scores: &[ScoreRecord]) -> Result<Vec<i64>> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         let at = now();
@@ -43,8 +84,6 @@ impl Store {
             if !exists {
                 return Err(Error::NotFound(format!("episode {episode_id}")));
             }
-            let detail = serde_json::to_string(s)
-                .map_err(|e| Error::Other(format!("encoding a score: {e}")))?;
             tx.execute(
                 "INSERT INTO scores (episode_id, task_id, world_id, world_version, world_hash, task_hash, rubric_version, rubric_hash, value, range_low, range_high, pending, detail, scored_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
@@ -59,8 +98,8 @@ impl Store {
                     s.value,
                     s.range[0],
                     s.range[1],
-                    s.pending.len() as i64,
-                    detail,
+                    s.pending as i64,
+                    s.detail,
                     at
                 ],
             )?;
@@ -73,31 +112,23 @@ impl Store {
     /// The current (latest) score of an episode.
     pub fn latest_score(&self, episode_id: &str) -> Result<Option<StoredScore>> {
         let conn = self.lock();
-        let row = conn
+        Ok(conn
             .query_row(
-                "SELECT id, episode_id, scored_at, detail FROM scores WHERE episode_id = ?1 ORDER BY id DESC LIMIT 1",
+                &format!("SELECT {SCORE_COLUMNS} FROM scores WHERE episode_id = ?1 ORDER BY id DESC LIMIT 1"),
                 [episode_id],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)),
+                read_score,
             )
-            .optional()?;
-        row.map(decode_score).transpose()
+            .optional()?)
     }
 
     /// Every score an episode has had, oldest first.
     pub fn scores(&self, episode_id: &str) -> Result<Vec<StoredScore>> {
         let conn = self.lock();
-        let mut stmt = conn.prepare("SELECT id, episode_id, scored_at, detail FROM scores WHERE episode_id = ?1 ORDER BY id")?;
-        let rows = stmt
-            .query_map([episode_id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter().map(decode_score).collect()
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {SCORE_COLUMNS} FROM scores WHERE episode_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([episode_id], read_score)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// The reward of an episode: its latest score's value (`None` when it
@@ -116,7 +147,7 @@ impl Store {
 
     /// Records a grade for a judged criterion. The latest grade of a
     /// criterion is the one that counts.
-    pub fn save_judgment(&self, episode_id: &str, j: &Judgment) -> Result<i64> {
+    pub fn save_judgment(&self, episode_id: &str, j: &JudgmentRecord) -> Result<i64> {
         if j.reason.trim().is_empty() {
             return Err(Error::Conflict("a judgment needs a reason".into()));
         }
@@ -141,13 +172,13 @@ impl Store {
     }
 
     /// An episode's judgments, oldest first (later ones override earlier).
-    pub fn judgments(&self, episode_id: &str) -> Result<Vec<Judgment>> {
+    pub fn judgments(&self, episode_id: &str) -> Result<Vec<JudgmentRecord>> {
         let conn = self.lock();
         let mut stmt = conn.prepare(
             "SELECT criterion_id, criterion_hash, met, reason, judge, at FROM judgments WHERE episode_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([episode_id], |r| {
-            Ok(Judgment {
+            Ok(JudgmentRecord {
                 criterion_id: r.get(0)?,
                 criterion_hash: r.get(1)?,
                 met: r.get(2)?,
@@ -160,18 +191,30 @@ impl Store {
     }
 }
 
-fn decode_score(
-    (id, episode_id, scored_at, detail): (i64, String, String, String),
-) -> Result<StoredScore> {
-    let score: Score = serde_json::from_str(&detail).map_err(|e| {
-        Error::Other(format!(
-            "score {id} of episode {episode_id} cannot be read: {e}"
-        ))
-    })?;
+/// A `scores` row selected as [`SCORE_COLUMNS`].
+fn read_score(r: &Row<'_>) -> rusqlite::Result<StoredScore> {
     Ok(StoredScore {
-        id,
-        episode_id,
-        scored_at,
-        score,
+        id: r.get(0)?,
+        scored_at: r.get(14)?,
+        record: ScoreRecord {
+            episode_id: Some(r.get(1)?),
+            task_id: r.get(2)?,
+            world_id: r.get(3)?,
+            world_version: r.get(4)?,
+            world_hash: r.get(5)?,
+            task_hash: r.get(6)?,
+            rubric_version: r.get(7)?,
+            rubric_hash: r.get(8)?,
+            value: r.get(9)?,
+            range: [r.get(10)?, r.get(11)?],
+            pending: usize::try_from(r.get::<_, i64>(12)?).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    12,
+                    rusqlite::types::Type::Integer,
+                    e.into(),
+                )
+            })?,
+            detail: r.get(13)?,
+        },
     })
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 use understudy::recorder::Recorder;
 use understudy::rubric::batch::{self, Trajectory};
-use understudy::rubric::{JudgeCommand, Judgment, Rubric, RubricSet, Score};
-use understudy::store::{Actor, Store};
+use understudy::rubric::{JudgeCommand, Rubric, RubricSet, Score};
+use understudy::store::{Actor, JudgmentRecord, Store};
 use understudy::{Action, World};
 
 fn gold(world: &World) -> Vec<Action> {
@@ -190,7 +190,7 @@ fn grades_people_store_are_used_until_the_criterion_changes() {
         .hash
         .clone();
 
-    let grade = |met: bool, hash: Option<String>| Judgment {
+    let grade = |met: bool, hash: Option<String>| JudgmentRecord {
         criterion_id: "friendly".into(),
         criterion_hash: hash,
         met,
@@ -221,7 +221,7 @@ fn grades_people_store_are_used_until_the_criterion_changes() {
     assert_eq!(s[0].value, None);
     assert!(friendly(&s[0]).evidence.detail.contains("earlier version"));
 
-    let bad = Judgment {
+    let bad = JudgmentRecord {
         reason: "  ".into(),
         ..grade(true, None)
     };

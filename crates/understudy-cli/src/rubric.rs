@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use understudy::rubric::derive::{self, DeriveOptions};
 use understudy::rubric::lint::{self, LintOptions, LintReport};
 use understudy::rubric::{Judgment, Rubric, RubricSet};
-use understudy::store::Store;
+use understudy::store::{JudgmentRecord, Store};
 use understudy::Error;
 
 #[derive(Subcommand)]
@@ -335,7 +335,7 @@ fn run_judge(
         judge,
         at: String::new(),
     };
-    store.save_judgment(&episode, &j)?;
+    store.save_judgment(&episode, &JudgmentRecord::from(&j))?;
     eprintln!(
         "recorded: {criterion} {} for episode {episode}",
         if met { "met" } else { "not met" }

@@ -11,7 +11,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use understudy::rubric::batch::{self, ScoredLine, Summary, Trajectory};
 use understudy::rubric::{JudgeCommand, RubricSet};
-use understudy::store::Store;
+use understudy::store::{ScoreRecord, Store};
 
 #[derive(Args)]
 pub struct ScoreArgs {
@@ -137,7 +137,11 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     if args.save {
         if let Some(store) = &store {
-            store.save_scores(&scores)?;
+            let records: Vec<ScoreRecord> = scores
+                .iter()
+                .map(ScoreRecord::try_from)
+                .collect::<Result<_, _>>()?;
+            store.save_scores(&records)?;
         }
     }
 

@@ -13,7 +13,7 @@ use understudy::action::Action;
 use understudy::observation::Observation;
 use understudy::recorder::Recorder;
 use understudy::rubric::{self, Rubric};
-use understudy::store::Store;
+use understudy::store::{ScoreRecord, Store};
 
 /// The final reward and what to add to the last step's `info`.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,7 +105,7 @@ impl RewardSource for RubricReward {
         let mut score = rubric::score_episode(&rubric, episode, &actions, &observations);
         score.episode_id = Some(recorder.record().id.clone());
         let reward = score.value.unwrap_or(score.range[0]);
-        let saved = match self.store.save_scores(std::slice::from_ref(&score)) {
+        let saved = match ScoreRecord::try_from(&score).and_then(|r| self.store.save_scores(&[r])) {
             Ok(_) => true,
             Err(e) => {
                 tracing::warn!(episode = %recorder.record().id, "cannot store the score: {e}");

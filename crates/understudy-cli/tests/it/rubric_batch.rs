@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use understudy::recorder::Recorder;
 use understudy::rubric::batch;
-use understudy::rubric::RubricSet;
-use understudy::store::{Actor, Store};
+use understudy::rubric::{RubricSet, Score};
+use understudy::store::{Actor, ScoreRecord, Store};
 use understudy::{Action, Error};
 
 fn bin() -> Command {
@@ -249,8 +249,17 @@ fn stored_episodes_of_an_actor_are_scored_and_saved() {
     assert_eq!(store.latest_score_value(&ids[0]).expect("read"), Some(1.0));
     assert_eq!(store.latest_score_value(&ids[1]).expect("read"), Some(0.0));
     let stored = store.latest_score(&ids[0]).expect("read").expect("a score");
-    assert_eq!(stored.score.world_hash, world.content_hash);
-    assert_eq!(stored.score.rubric_version, "1");
+    assert_eq!(stored.record.world_hash, world.content_hash);
+    assert_eq!(stored.record.rubric_version, "1");
+    // The store's record holds the whole score, which the rubric reads back.
+    let score = Score::try_from(&stored).expect("the stored score decodes");
+    assert_eq!(score.world_hash, world.content_hash);
+    assert_eq!(score.rubric_version, "1");
+    assert_eq!(score.episode_id.as_deref(), Some(ids[0].as_str()));
+    assert_eq!(
+        ScoreRecord::try_from(&score).expect("encodes"),
+        stored.record
+    );
 
     // The store's native export scores the same, replayed from its steps.
     drop(store);
@@ -294,15 +303,17 @@ fn stored_episodes_of_an_actor_are_scored_and_saved() {
 
     // Scores of trajectories that are not stored episodes cannot be saved,
     // and a batch with one unknown episode saves nothing.
-    let mut unknown = stored.score.clone();
+    let mut unknown = stored.record.clone();
     unknown.episode_id = Some("no-such-episode".into());
-    assert!(store.save_scores(&[stored.score.clone(), unknown]).is_err());
+    assert!(store
+        .save_scores(&[stored.record.clone(), unknown])
+        .is_err());
     assert_eq!(
         store.scores(&ids[0]).expect("read").len(),
         2,
         "nothing of the failed batch was stored"
     );
-    let mut anonymous = stored.score.clone();
+    let mut anonymous = stored.record.clone();
     anonymous.episode_id = None;
     assert!(store.save_scores(&[anonymous]).is_err());
 }

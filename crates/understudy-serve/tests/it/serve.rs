@@ -816,7 +816,7 @@ fn the_final_reward_is_the_rubric_score_and_is_stored_with_the_trajectory() {
         .latest_score(&id)
         .unwrap()
         .expect("the score is stored");
-    assert_eq!(stored.score.range[0], reward);
+    assert_eq!(stored.record.range[0], reward);
     let (_, state) = h.get(&format!("/state?episode_id={id}"));
     assert_eq!(state["reward"].as_f64(), Some(reward));
 

@@ -1,0 +1,115 @@
+//! A compiled criterion, and the list of kinds it can be: each kind's
+//! compile and evaluate live in `kinds/`; this file only dispatches to them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::evaluation::{Context, Evidence, Outcome};
+use super::format::CriterionToml;
+use super::kinds::action::{self, ActionCheck};
+use super::kinds::compile::CompileCx;
+use super::kinds::judged::{self, JudgedCheck};
+use super::kinds::message::{self, MessageCheck};
+use super::kinds::state::{self, StateCheck};
+
+/// One criterion of a rubric, validated against its world.
+#[derive(Debug, Clone, Serialize)]
+pub struct Criterion {
+    pub id: String,
+    /// What an expert reads: the behaviour, in plain words.
+    pub description: String,
+    /// Positive for what must happen, negative for what must not.
+    pub points: f64,
+    /// When a gate is not met the whole score is 0.
+    pub gate: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    pub kind: CriterionKind,
+    /// The criterion as written, for display.
+    pub spec: Value,
+    /// SHA-256 of `spec` and the points: a stored judgment is only reused
+    /// while the criterion it judged is unchanged.
+    pub hash: String,
+    /// 1-based line of the criterion in its rubric file.
+    pub line: usize,
+    #[serde(skip)]
+    pub(crate) check: Check,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum CriterionKind {
+    State,
+    Action,
+    Message,
+    Judged,
+}
+
+impl CriterionKind {
+    /// The kind a file names in `kind = ".."`.
+    pub(crate) fn parse(name: &str) -> Option<CriterionKind> {
+        match name {
+            "state" => Some(CriterionKind::State),
+            "action" => Some(CriterionKind::Action),
+            "message" => Some(CriterionKind::Message),
+            "judged" => Some(CriterionKind::Judged),
+            _ => None,
+        }
+    }
+
+    /// The kind-specific fields a criterion of this kind may set.
+    pub(crate) fn fields(self) -> &'static [&'static str] {
+        match self {
+            CriterionKind::State => state::FIELDS,
+            CriterionKind::Action => action::FIELDS,
+            CriterionKind::Message => message::FIELDS,
+            CriterionKind::Judged => judged::FIELDS,
+        }
+    }
+}
+
+/// A criterion's compiled check: one variant per kind.
+#[derive(Debug, Clone)]
+pub(crate) enum Check {
+    State(StateCheck),
+    Action(ActionCheck),
+    Message(MessageCheck),
+    Judged(JudgedCheck),
+}
+
+impl Check {
+    /// Compiles the kind-specific fields of `c`; problems go to `cx`.
+    pub fn compile(
+        kind: CriterionKind,
+        c: &CriterionToml,
+        cx: &mut CompileCx<'_, '_>,
+    ) -> Option<Check> {
+        match kind {
+            CriterionKind::State => StateCheck::compile(c, cx).map(Check::State),
+            CriterionKind::Action => ActionCheck::compile(c, cx).map(Check::Action),
+            CriterionKind::Message => MessageCheck::compile(c, cx).map(Check::Message),
+            CriterionKind::Judged => Some(Check::Judged(JudgedCheck::compile(c))),
+        }
+    }
+}
+
+impl Criterion {
+    pub(crate) fn evaluate(&self, cx: &Context<'_>) -> (Outcome, Evidence) {
+        match &self.check {
+            Check::State(s) => s.evaluate(cx),
+            Check::Action(a) => a.evaluate(cx),
+            Check::Message(m) => m.evaluate(cx),
+            Check::Judged(j) => j.evaluate(cx, &self.id, &self.hash),
+        }
+    }
+
+    /// What a judged criterion tells whoever grades it; empty for the
+    /// kinds checked automatically.
+    pub fn guidance(&self) -> &str {
+        match &self.check {
+            Check::Judged(j) => &j.guidance,
+            _ => "",
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! A grade a person or a judge command gave a judged criterion. Scoring
+//! reads it (the judged kind, evidence), the judge command produces it, and
+//! the store keeps it; it depends on nothing else of the rubric.
+
+use serde::{Deserialize, Serialize};
+
+/// A grade for one judged criterion of one episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Judgment {
+    pub criterion_id: String,
+    /// The criterion's hash when it was graded; a judgment of an edited
+    /// criterion no longer counts. `None` applies to any version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criterion_hash: Option<String>,
+    pub met: bool,
+    pub reason: String,
+    /// Who graded: an expert id, or `command:<program>` for a judge command.
+    pub judge: String,
+    #[serde(default)]
+    pub at: String,
+}

@@ -1,0 +1,350 @@
+//! `kind = "state"`: the final world, read by a query (`query` + `expect`,
+//! here) or by which records changed (`changes`, in [`super::changes`]).
+
+use serde_json::{Map, Value};
+
+use super::changes::ChangesCheck;
+use super::compile::CompileCx;
+use crate::rubric::evaluation::{Context, Evidence, Outcome};
+use crate::rubric::format::CriterionToml;
+use crate::rubric::matchers::{compact, shorten, Matcher, MATCHER_KEYS};
+
+/// The fields a state criterion may set.
+pub(crate) const FIELDS: &[&str] = &["query", "expect", "changes"];
+
+/// Rows shown as evidence; more are counted, not copied.
+const EVIDENCE_ROWS: usize = 5;
+
+#[derive(Debug, Clone)]
+pub(crate) enum StateCheck {
+    /// A read-only query on the final world and what it must return.
+    Query {
+        sql: String,
+        expect: Expect,
+    },
+    Changes(ChangesCheck),
+}
+
+/// What a state query must return.
+#[derive(Debug, Clone)]
+pub(crate) enum Expect {
+    /// The first column of the first row.
+    Value(Matcher),
+    /// The first column parsed as JSON equals this document exactly (typed:
+    /// 68 differs from 68.0; key order is ignored).
+    Json(Value),
+    /// The first column is NULL (`true`) or not (`false`).
+    Null(bool),
+    Rows {
+        min: usize,
+        max: Option<usize>,
+    },
+}
+
+impl StateCheck {
+    pub fn compile(c: &CriterionToml, cx: &mut CompileCx<'_, '_>) -> Option<StateCheck> {
+        match (&c.query, &c.changes) {
+            (Some(_), Some(_)) => {
+                cx.problem(
+                    None,
+                    "a state criterion has either `query` + `expect` or `changes`, not both",
+                );
+                None
+            }
+            (None, None) => {
+                cx.problem(
+                    None,
+                    "a state criterion needs `query` (with `expect`) or `changes`",
+                );
+                None
+            }
+            (Some(q), None) => {
+                let line = Some(cx.line(q));
+                let sql = q.get_ref().trim().to_string();
+                if let Some(p) = first_parameter(&sql) {
+                    cx.problem(line, format!("the query uses the parameter `{p}`; rubric queries take no parameters, write values in the SQL"));
+                } else if let Err(e) = cx.probe.run(&sql) {
+                    cx.problem(
+                        line,
+                        format!("the query does not run on the seeded world: {e}"),
+                    );
+                }
+                let Some(expect) = &c.expect else {
+                    cx.problem(line, "a query needs `expect`, e.g. { equals = 1 }, { rows = 0 }, { number = 79.0, tolerance = 0.005 }");
+                    return None;
+                };
+                match compile_expect(expect) {
+                    Ok(e) => Some(StateCheck::Query { sql, expect: e }),
+                    Err(e) => {
+                        cx.problem(None, format!("expect: {e}"));
+                        None
+                    }
+                }
+            }
+            (None, Some(ch)) => {
+                if c.expect.is_some() {
+                    cx.problem(
+                        None,
+                        "`expect` goes with `query`; `changes` is its own expectation",
+                    );
+                }
+                ChangesCheck::compile(ch, cx).map(StateCheck::Changes)
+            }
+        }
+    }
+
+    pub fn evaluate(&self, cx: &Context<'_>) -> (Outcome, Evidence) {
+        match self {
+            StateCheck::Query { sql, expect } => eval_query(cx, sql, expect),
+            StateCheck::Changes(c) => c.evaluate(cx),
+        }
+    }
+}
+
+fn compile_expect(v: &toml::Value) -> Result<Expect, String> {
+    let usage = "expect must be a table: { equals = .. }, { any_of = [..] }, { number = .., tolerance = .. }, { regex = \"..\" }, { contains = \"..\" }, { null = true|false }, { json = \"<JSON document>\" } or { rows = n | { min = .., max = .. } }";
+    let t = v.as_table().ok_or(usage)?;
+    if t.is_empty() {
+        return Err(usage.into());
+    }
+    let special = ["rows", "json", "null"];
+    if let Some(k) = t
+        .keys()
+        .find(|k| !special.contains(&k.as_str()) && !MATCHER_KEYS.contains(&k.as_str()))
+    {
+        return Err(format!("unknown key `{k}`; {usage}"));
+    }
+    if t.len() == 1 {
+        if let Some(rows) = t.get("rows") {
+            return match rows {
+                toml::Value::Integer(n) if *n >= 0 => Ok(Expect::Rows {
+                    min: *n as usize,
+                    max: Some(*n as usize),
+                }),
+                toml::Value::Table(r) => {
+                    let get = |k: &str| -> Result<Option<usize>, String> {
+                        match r.get(k) {
+                            None => Ok(None),
+                            Some(toml::Value::Integer(n)) if *n >= 0 => Ok(Some(*n as usize)),
+                            Some(_) => Err(format!("rows.{k} must be a whole number ≥ 0")),
+                        }
+                    };
+                    if let Some(k) = r.keys().find(|k| *k != "min" && *k != "max") {
+                        return Err(format!("rows: unknown key `{k}` (use min and max)"));
+                    }
+                    let (min, max) = (get("min")?.unwrap_or(0), get("max")?);
+                    if max.is_some_and(|m| m < min) {
+                        return Err("rows.max is smaller than rows.min".into());
+                    }
+                    Ok(Expect::Rows { min, max })
+                }
+                _ => Err("rows must be a whole number ≥ 0 or { min = .., max = .. }".into()),
+            };
+        }
+        if let Some(j) = t.get("json") {
+            let text = j
+                .as_str()
+                .ok_or("json must be the expected document as JSON text")?;
+            return serde_json::from_str::<Value>(text)
+                .map(Expect::Json)
+                .map_err(|e| format!("json is not valid JSON: {e}"));
+        }
+        if let Some(n) = t.get("null") {
+            return n
+                .as_bool()
+                .map(Expect::Null)
+                .ok_or_else(|| "null must be true or false".into());
+        }
+    }
+    if t.keys().any(|k| special.contains(&k.as_str())) {
+        return Err(format!("combine one expectation per criterion; {usage}"));
+    }
+    Matcher::parse(v).map(Expect::Value)
+}
+
+/// The first `:name`, `@name`, `$name` or `?` outside quotes and comments.
+fn first_parameter(sql: &str) -> Option<String> {
+    let b = sql.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+            }
+            b'[' => {
+                while i < b.len() && b[i] != b']' {
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'?' => return Some("?".into()),
+            p @ (b':' | b'@' | b'$')
+                if b.get(i + 1)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>
+            {
+                let end = (i + 1..b.len())
+                    .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
+                    .unwrap_or(b.len());
+                return Some(format!("{}{}", p as char, &sql[i + 1..end]));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidence) {
+    let rows = match cx.episode.query(sql, &Map::new()) {
+        Ok(rows) => rows,
+        Err(e) => {
+            let msg = format!("the query failed: {e}");
+            let mut ev = Evidence::detail(msg.clone());
+            ev.query = Some(sql.to_string());
+            return (Outcome::Error(msg), ev);
+        }
+    };
+    let first: Option<&Value> = rows.first().and_then(|r| r.values().next());
+    let mut ev = Evidence {
+        query: Some(sql.to_string()),
+        row_count: Some(rows.len()),
+        ..Evidence::default()
+    };
+    let (met, detail) = match expect {
+        Expect::Rows { min, max } => {
+            let n = rows.len();
+            let ok = n >= *min && max.is_none_or(|m| n <= m);
+            let want = match max {
+                Some(m) if m == min => format!("{m}"),
+                Some(m) => format!("{min} to {m}"),
+                None => format!("at least {min}"),
+            };
+            ev.expected = Some(format!("{want} row(s)"));
+            (
+                ok,
+                format!("the query returned {n} row(s); expected {want}"),
+            )
+        }
+        Expect::Null(want_null) => {
+            let is_null = first.is_none_or(Value::is_null);
+            ev.value = first.cloned();
+            let want = if *want_null { "NULL" } else { "not NULL" };
+            ev.expected = Some(want.into());
+            let got = match first {
+                None => "no row".to_string(),
+                Some(v) => compact(v),
+            };
+            (
+                is_null == *want_null,
+                format!("the value is {got}; expected {want}"),
+            )
+        }
+        Expect::Value(m) => {
+            let ok = first.is_some() && m.matches(first);
+            ev.value = first.cloned();
+            ev.expected = Some(m.describe());
+            let got = match first {
+                None => "no row".to_string(),
+                Some(v) => compact(v),
+            };
+            (ok, format!("the value is {got}; expected {}", m.describe()))
+        }
+        Expect::Json(want) => {
+            let got = first.map(|v| match v {
+                Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| v.clone()),
+                other => other.clone(),
+            });
+            match got {
+                None => (
+                    false,
+                    "the query returned no row; expected the record".to_string(),
+                ),
+                Some(got) if &got == want => {
+                    (true, "the record equals the expected document".to_string())
+                }
+                Some(got) => {
+                    let diff = first_difference(&got, want, "$");
+                    ev.value = Some(got);
+                    ev.expected = Some(shorten(&want.to_string(), 2000));
+                    (
+                        false,
+                        format!("the record differs from the expected document: {diff}"),
+                    )
+                }
+            }
+        }
+    };
+    if !met || !matches!(expect, Expect::Json(_)) {
+        ev.rows = Some(
+            rows.iter()
+                .take(EVIDENCE_ROWS)
+                .map(|r| Value::Object(r.clone()))
+                .collect(),
+        );
+    }
+    ev.detail = detail;
+    (Outcome::Met(met), ev)
+}
+
+/// Where two JSON documents first differ, as a path and both values.
+fn first_difference(got: &Value, want: &Value, path: &str) -> String {
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            for (k, wv) in w {
+                match g.get(k) {
+                    None => return format!("{path}.{k} is missing (expected {})", compact(wv)),
+                    Some(gv) if gv != wv => {
+                        return first_difference(gv, wv, &format!("{path}.{k}"))
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(k) = g.keys().find(|k| !w.contains_key(*k)) {
+                return format!("{path}.{k} is not expected");
+            }
+            format!("{path} differs")
+        }
+        (Value::Array(g), Value::Array(w)) => {
+            for (i, (gv, wv)) in g.iter().zip(w).enumerate() {
+                if gv != wv {
+                    return first_difference(gv, wv, &format!("{path}[{i}]"));
+                }
+            }
+            format!("{path} has {} item(s), expected {}", g.len(), w.len())
+        }
+        _ => format!("{path} is {}, expected {}", compact(got), compact(want)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_parameter;
+
+    #[test]
+    fn finds_parameters_outside_quotes_and_comments() {
+        assert_eq!(
+            first_parameter("SELECT 1 FROM t WHERE a = :x"),
+            Some(":x".into())
+        );
+        assert_eq!(first_parameter("SELECT ':x', \"@y\" -- $z\n FROM t"), None);
+        assert_eq!(
+            first_parameter("SELECT * FROM t WHERE a = ?"),
+            Some("?".into())
+        );
+        assert_eq!(first_parameter("SELECT '10:30' /* :no */"), None);
+    }
+}
