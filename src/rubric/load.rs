@@ -16,7 +16,7 @@ use super::numbers;
 use super::{Forbidden, GoldExample, Rubric, Section};
 use crate::action::Action;
 use crate::episode::Episode;
-use crate::world::{Diagnostics, TaskSpec, World, VIEW_TOOL_PREFIX};
+use crate::world::{Diagnostics, Task, World, VIEW_TOOL_PREFIX};
 
 /// Runs validation queries; created on first use and shared by every file
 /// of one load, since creating an episode copies the world's database.
@@ -391,7 +391,7 @@ type Problems = Vec<(Option<usize>, String)>;
 
 fn compile_criterion(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     c: &CriterionToml,
     text: &str,
     problems: &mut Problems,
@@ -803,7 +803,7 @@ fn tool_parameters(world: &World, name: &str) -> Option<Value> {
         .map(|v| v.tool_spec().parameters)
 }
 
-fn check_tool(world: &World, task: &TaskSpec, name: &str) -> Result<Value, String> {
+fn check_tool(world: &World, task: &Task, name: &str) -> Result<Value, String> {
     let Some(params) = tool_parameters(world, name) else {
         let mut known: Vec<String> = world.tools.keys().cloned().collect();
         known.extend(world.views.values().map(|v| v.tool_name()));
@@ -827,7 +827,7 @@ fn check_tool(world: &World, task: &TaskSpec, name: &str) -> Result<Value, Strin
 
 fn compile_args(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     tool: &str,
     args: Option<&toml::Table>,
     field: &str,
@@ -922,7 +922,7 @@ fn compile_count(c: &CriterionToml, problems: &mut Problems) -> (usize, Option<u
 
 fn compile_pattern(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     t: &toml::Table,
     field: &str,
     line: Option<usize>,
@@ -1071,7 +1071,7 @@ fn compile_text_pattern(
 
 fn compile_forbidden(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     f: &ForbiddenToml,
     rel: &str,
     line: usize,
@@ -1147,7 +1147,7 @@ fn compile_forbidden(
 
 fn compile_gold(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     g: &GoldToml,
     n: usize,
     rel: &str,

@@ -10,6 +10,7 @@ mod hash;
 mod load;
 pub mod manifest;
 mod seed;
+mod task;
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +20,8 @@ use serde::Serialize;
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub(crate) use load::open_world_connection as open_connection;
 pub(crate) use load::{describe_schema_error, sql_message};
-pub use manifest::{ResultShape, TaskSpec, ToolKind};
+pub use manifest::{ResultShape, ToolKind};
+pub use task::{Task, TaskRecord};
 
 use crate::error::Result;
 
@@ -30,7 +32,7 @@ pub struct World {
     pub policy: String,
     pub tools: IndexMap<String, Tool>,
     pub views: IndexMap<String, View>,
-    pub tasks: IndexMap<String, TaskSpec>,
+    pub tasks: IndexMap<String, Task>,
     pub tables: Vec<TableInfo>,
     /// SHA-256 over every behaviour-affecting file; see `docs/world-format.md`.
     pub content_hash: String,
@@ -152,7 +154,7 @@ impl World {
         load::load(dir.as_ref())
     }
 
-    pub fn task(&self, id: &str) -> Option<&TaskSpec> {
+    pub fn task(&self, id: &str) -> Option<&Task> {
         self.tasks.get(id)
     }
 
@@ -176,7 +178,7 @@ impl World {
     }
 
     /// The tool specs a task allows (all, unless the task names a subset).
-    pub fn task_tool_specs(&self, task: &TaskSpec) -> Vec<ToolSpec> {
+    pub fn task_tool_specs(&self, task: &Task) -> Vec<ToolSpec> {
         let all = self.tool_specs();
         match &task.tools {
             None => all,

@@ -10,7 +10,7 @@ use super::tools::describe_schema_error;
 use crate::action::Action;
 use crate::world::diagnostics::line_of;
 use crate::world::manifest::{RecordRef, TaskSpec, TasksToml};
-use crate::world::{TableInfo, Tool, View, VIEW_TOOL_PREFIX};
+use crate::world::{TableInfo, Task, Tool, View, VIEW_TOOL_PREFIX};
 
 /// What a task is checked against: the world's compiled pieces.
 pub(super) struct TaskWorld<'w> {
@@ -31,13 +31,13 @@ struct Found {
 pub(super) fn load_tasks(
     cx: &mut LoadContext<'_>,
     world: &TaskWorld<'_>,
-) -> IndexMap<String, TaskSpec> {
+) -> IndexMap<String, Task> {
     let mut tasks = IndexMap::new();
     for found in read_tasks(cx) {
         let before = cx.diags.len();
         check_task(cx, world, &found, tasks.contains_key(&found.spec.id));
         if cx.diags.len() == before {
-            tasks.insert(found.spec.id.clone(), found.spec);
+            tasks.insert(found.spec.id.clone(), Task::from(found.spec));
         }
     }
     tasks
