@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use crate::sql::functions::IdFormats;
+
 /// `world.toml`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +40,8 @@ fn default_tick() -> i64 {
     60
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+/// `[ids]`: how `new_id` writes ids (see [`IdFormats`]).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct IdsToml {
     #[serde(default = "default_separator")]
@@ -55,6 +58,16 @@ impl Default for IdsToml {
             separator: default_separator(),
             width: default_width(),
             start: default_start(),
+        }
+    }
+}
+
+impl From<&IdsToml> for IdFormats {
+    fn from(ids: &IdsToml) -> IdFormats {
+        IdFormats {
+            separator: ids.separator.clone(),
+            width: ids.width,
+            start: ids.start,
         }
     }
 }

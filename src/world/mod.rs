@@ -5,7 +5,6 @@
 //! episode that runs in it. Loading does all validation up front, so nothing
 //! at run time can discover that the world itself is broken.
 
-mod diagnostics;
 mod hash;
 mod load;
 pub mod manifest;
@@ -17,13 +16,15 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde::Serialize;
 
-pub use diagnostics::{Diagnostic, Diagnostics};
+pub use crate::diagnostics::{Diagnostic, Diagnostics};
+pub(crate) use crate::sql::sql_message;
+pub(crate) use load::describe_schema_error;
 pub(crate) use load::open_world_connection as open_connection;
-pub(crate) use load::{describe_schema_error, sql_message};
 pub use manifest::{ResultShape, ToolKind};
 pub use task::{Task, TaskRecord};
 
 use crate::error::Result;
+use crate::sql::functions::IdFormats;
 
 /// A loaded, validated world.
 pub struct World {
@@ -64,7 +65,8 @@ pub struct WorldMeta {
     /// Simulated clock at reset, seconds since the Unix epoch.
     pub clock_start: i64,
     pub tick_seconds: i64,
-    pub ids: manifest::IdsToml,
+    /// How `new_id` writes ids.
+    pub ids: IdFormats,
 }
 
 /// A declared tool, compiled.

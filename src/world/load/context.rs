@@ -12,12 +12,13 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 use super::database::open_world_connection;
+use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::sql::functions::SimState;
 use crate::sql::sandbox::{check_statement_kind, Sandbox, SandboxMode};
+use crate::sql::sql_message;
 use crate::sql::values::parameter_names;
-use crate::world::diagnostics::Diagnostics;
-use crate::world::{sql_message, WorldMeta};
+use crate::world::WorldMeta;
 
 /// The shared state of one world load.
 pub(super) struct LoadContext<'a> {

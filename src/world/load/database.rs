@@ -4,9 +4,9 @@
 use rusqlite::Connection;
 
 use super::context::LoadContext;
+use crate::diagnostics::line_of;
 use crate::error::{Error, Result};
-use crate::sql::functions;
-use crate::world::diagnostics::line_of;
+use crate::sql::{functions, sql_message};
 use crate::world::manifest::WorldToml;
 use crate::world::seed;
 
@@ -18,15 +18,6 @@ pub(crate) fn open_world_connection(
     conn.execute_batch("PRAGMA foreign_keys = ON;")?;
     functions::register(&conn, state)?;
     Ok(conn)
-}
-
-/// SQLite's own message for a failed statement, without rusqlite's wrapping.
-pub(crate) fn sql_message(e: &rusqlite::Error) -> String {
-    match e {
-        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
-        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// Applies `schema.sql`; whether it applied (if not, that is a problem).

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-use crate::world::diagnostics::{line_of, Diagnostics};
+use crate::diagnostics::{line_of, Diagnostics};
 
 /// The text of a required file (`rel` is relative to the world folder).
 pub(super) fn read_text(root: &Path, rel: &str, diags: &mut Diagnostics) -> Option<String> {

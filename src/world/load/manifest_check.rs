@@ -1,7 +1,8 @@
 //! Checking `world.toml` beyond its syntax: identity, clock and id format.
 
 use super::names::is_slug;
-use crate::world::diagnostics::Diagnostics;
+use crate::diagnostics::Diagnostics;
+use crate::sql::functions::IdFormats;
 use crate::world::manifest::WorldToml;
 use crate::world::WorldMeta;
 
@@ -80,6 +81,6 @@ pub(super) fn world_meta(m: &WorldToml, diags: &mut Diagnostics) -> Option<World
         description: m.description.clone(),
         clock_start,
         tick_seconds: m.clock.tick_seconds,
-        ids: m.ids.clone(),
+        ids: IdFormats::from(&m.ids),
     })
 }

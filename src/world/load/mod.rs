@@ -21,13 +21,13 @@ use std::path::Path;
 
 use rusqlite::MAIN_DB;
 
-use super::diagnostics::{Diagnostic, Diagnostics};
 use super::manifest::WorldToml;
 use super::{hash, World};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
 use context::LoadContext;
 
-pub(crate) use database::{open_world_connection, sql_message};
+pub(crate) use database::open_world_connection;
 pub(crate) use tools::describe_schema_error;
 
 pub fn load(root: &Path) -> Result<World> {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 
 use super::context::LoadContext;
-use crate::world::diagnostics::line_of;
+use crate::diagnostics::line_of;
 use crate::world::manifest::WorldToml;
 use crate::world::{seed, RestorePlan, TableInfo};
 

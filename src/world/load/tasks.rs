@@ -8,7 +8,7 @@ use super::context::LoadContext;
 use super::files;
 use super::tools::describe_schema_error;
 use crate::action::Action;
-use crate::world::diagnostics::line_of;
+use crate::diagnostics::line_of;
 use crate::world::manifest::{RecordRef, TaskSpec, TasksToml};
 use crate::world::{TableInfo, Task, Tool, View, VIEW_TOOL_PREFIX};
 

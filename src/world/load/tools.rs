@@ -10,9 +10,9 @@ use toml::Spanned;
 use super::context::LoadContext;
 use super::files;
 use super::names::{humanize, is_identifier};
+use crate::diagnostics::line_of;
 use crate::script;
 use crate::sql::sandbox::SandboxMode;
-use crate::world::diagnostics::line_of;
 use crate::world::manifest::{GuardToml, ResultToml, ToolKind, ToolToml};
 use crate::world::{Guard, Tool, ToolResult, VIEW_TOOL_PREFIX};
 

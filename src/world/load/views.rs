@@ -9,8 +9,8 @@ use toml::Spanned;
 use super::context::LoadContext;
 use super::files;
 use super::names::{humanize, is_identifier};
+use crate::diagnostics::line_of;
 use crate::sql::sandbox::SandboxMode;
-use crate::world::diagnostics::line_of;
 use crate::world::manifest::{ViewToml, ViewsToml};
 use crate::world::{Tool, View};
 
