@@ -8,12 +8,12 @@ use serde_json::{json, Map, Value};
 use super::{EpisodeBundle, WorldSet};
 use crate::action::Action;
 use crate::error::{Error, Result};
-use crate::world::{TaskSpec, World};
+use crate::world::{Task, World};
 
 /// The system message: a short preamble with the task's instruction, then
 /// the policy. The instruction is the performer's brief (what the expert
 /// was told), so a model trained on the trajectory sees the same brief.
-pub fn system_prompt(world: &World, task: &TaskSpec) -> String {
+pub fn system_prompt(world: &World, task: &Task) -> String {
     let mut s = format!(
         "You are working in {}. Use the tools to act, and write to the customer in plain text. Follow the policy below.\n\nTask: {}",
         world.meta.name,
@@ -37,7 +37,7 @@ pub struct ToolCache {
 pub fn world_and_task<'w>(
     worlds: &'w WorldSet,
     b: &EpisodeBundle,
-) -> Result<(&'w World, &'w TaskSpec)> {
+) -> Result<(&'w World, &'w Task)> {
     let r = &b.record;
     let world = worlds.get(&r.world_id).ok_or_else(|| {
         Error::Other(format!(
@@ -58,7 +58,7 @@ pub fn world_and_task<'w>(
 
 impl ToolCache {
     /// The system prompt and tools for the episode's task.
-    pub fn prompt_and_tools(&mut self, world: &World, task: &TaskSpec) -> &(String, Vec<Value>) {
+    pub fn prompt_and_tools(&mut self, world: &World, task: &Task) -> &(String, Vec<Value>) {
         self.entries
             .entry((world.meta.id.clone(), task.id.clone()))
             .or_insert_with(|| (system_prompt(world, task), tool_specs(world, task)))
@@ -67,7 +67,7 @@ impl ToolCache {
 
 /// `{"type": "function", "function": {name, description, parameters}}` for
 /// every tool the task allows: the shape both TRL and OpenAI read.
-pub fn tool_specs(world: &World, task: &TaskSpec) -> Vec<Value> {
+pub fn tool_specs(world: &World, task: &Task) -> Vec<Value> {
     world
         .task_tool_specs(task)
         .into_iter()
