@@ -50,6 +50,7 @@ pub mod script;
 pub mod sql;
 pub mod store;
 pub mod template;
+pub mod trajectory;
 pub mod world;
 
 pub use action::Action;

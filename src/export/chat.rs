@@ -3,10 +3,9 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{EpisodeBundle, WorldSet};
-use crate::action::Action;
 use crate::error::{Error, Result};
 use crate::world::{Task, World};
 
@@ -78,74 +77,4 @@ pub fn tool_specs(world: &World, task: &Task) -> Vec<Value> {
             })
         })
         .collect()
-}
-
-/// One step as a conversation sees it.
-pub enum Turn<'a> {
-    /// A tool call and what the tool answered.
-    Call {
-        idx: u32,
-        tool: &'a str,
-        args: &'a Map<String, Value>,
-        rationale: Option<&'a str>,
-        result: &'a str,
-        retracted: bool,
-    },
-    /// A message to the customer and their reply (empty when none).
-    Say {
-        message: &'a str,
-        rationale: Option<&'a str>,
-        reply: &'a str,
-        retracted: bool,
-    },
-}
-
-/// The episode's steps as turns, plus the final message when it was given
-/// at submission and never sent as a message step (so the conversation
-/// still ends with what the performer told the customer).
-pub fn turns(b: &EpisodeBundle, include_retracted: bool) -> (Vec<Turn<'_>>, usize) {
-    let mut out = Vec::with_capacity(b.steps.len() + 1);
-    let mut steps = 0;
-    let mut last_message: Option<&str> = None;
-    for s in b.steps_for_training(include_retracted) {
-        steps += 1;
-        let rationale = s.rationale.as_deref().filter(|r| !r.trim().is_empty());
-        match &s.action {
-            Action::Tool { tool, args } => out.push(Turn::Call {
-                idx: s.idx,
-                tool,
-                args,
-                rationale,
-                result: &s.observation.text,
-                retracted: s.retracted,
-            }),
-            Action::Message { message } => {
-                if !s.retracted {
-                    last_message = Some(message);
-                }
-                out.push(Turn::Say {
-                    message,
-                    rationale,
-                    reply: &s.observation.text,
-                    retracted: s.retracted,
-                })
-            }
-        }
-    }
-    if let Some(final_message) = b
-        .record
-        .final_message
-        .as_deref()
-        .filter(|m| !m.trim().is_empty())
-    {
-        if last_message != Some(final_message) {
-            out.push(Turn::Say {
-                message: final_message,
-                rationale: None,
-                reply: "",
-                retracted: false,
-            });
-        }
-    }
-    (out, steps)
 }
