@@ -85,10 +85,13 @@ app_tests() {
   (cd ui && npx vitest run)
   step "app: building the window (ui/dist)"
   (cd ui && npx vite build --logLevel warn)
-  step "app: Rust tests, and the TypeScript bindings are current"
+  # export_bindings rewrites ui/src/bindings: the types (ts-rs, the engine's
+  # `ts` feature included) and commands.ts (every command's name, arguments
+  # and result). Any difference from the committed files fails the run.
+  step "app: Rust tests, and the TypeScript bindings (types and commands) are current"
   cargo test -p "$APP_CRATE" --locked "${APP_FEATURES[@]}"
   if ! git diff --exit-code -- ui/src/bindings || [ -n "$(git status --porcelain -- ui/src/bindings)" ]; then
-    echo "ui/src/bindings is out of date with the Rust types: run 'cargo test -p $APP_CRATE export_bindings' and commit the result" >&2
+    echo "ui/src/bindings is out of date with the Rust types or commands: run 'cargo test -p $APP_CRATE export_bindings' and commit the result" >&2
     return 1
   fi
   step "app: clippy (warnings are errors)"

@@ -10,10 +10,12 @@ use serde_json::{Map, Value};
 /// One action, in the engine's own shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Action {
     Tool {
         tool: String,
         #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
         args: Map<String, Value>,
     },
     Message {

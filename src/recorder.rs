@@ -66,6 +66,30 @@ pub struct RecordedStep {
     pub outcome: StepOutcome,
 }
 
+/// What can be done to an episode now, as its [`Recorder`] decides it:
+/// front ends offer exactly these instead of deciding again. Each flag
+/// says the call would change the episode; a call whose flag is false is
+/// refused (`step`, after an episode closed or while paused), or does
+/// nothing (`undo` with no kept step, `pause` when paused, `resume` when
+/// running).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Transitions {
+    /// [`Recorder::step`]: open, not paused, and the task has not ended.
+    pub can_step: bool,
+    /// [`Recorder::undo`]: open, with a kept step to retract (also after
+    /// the task ended, which undoing the last step reopens).
+    pub can_undo: bool,
+    /// [`Recorder::pause`]: in progress.
+    pub can_pause: bool,
+    /// [`Recorder::resume`]: paused.
+    pub can_resume: bool,
+    /// [`Recorder::submit`]: open (in progress or paused).
+    pub can_submit: bool,
+    /// [`Recorder::abandon`]: open (in progress or paused).
+    pub can_abandon: bool,
+}
+
 /// Records one episode.
 pub struct Recorder {
     store: Arc<Store>,
@@ -362,6 +386,20 @@ impl Recorder {
     pub fn is_done(&self) -> bool {
         self.episode.is_done()
     }
+
+    /// Which calls would change the episode now (see [`Transitions`]).
+    pub fn transitions(&self) -> Transitions {
+        let status = self.trajectory.record.status;
+        let open = status.is_open();
+        Transitions {
+            can_step: status == EpisodeStatus::InProgress && !self.is_done(),
+            can_undo: open && self.trajectory.kept_steps().next().is_some(),
+            can_pause: status == EpisodeStatus::InProgress,
+            can_resume: status == EpisodeStatus::Paused,
+            can_submit: open,
+            can_abandon: open,
+        }
+    }
 }
 
 /// Refuses a changed world unless forced.
@@ -400,4 +438,62 @@ fn rebuild(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn recorder(dir: &std::path::Path) -> Recorder {
+        let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/worlds/mini");
+        let world = Arc::new(World::load(world).expect("the mini world loads"));
+        let store = Arc::new(Store::open(dir.join("store.sqlite")).expect("store opens"));
+        let actor = Actor::Expert { id: "e1".into() };
+        Recorder::start(store, world, "pay-back", actor, 0).expect("episode starts")
+    }
+
+    /// Every flag agrees with what the call it stands for does.
+    #[test]
+    fn transitions_say_what_the_recorder_accepts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = recorder(dir.path());
+        let fresh = rec.transitions();
+        assert!(fresh.can_step && fresh.can_pause && fresh.can_submit && fresh.can_abandon);
+        assert!(!fresh.can_undo && !fresh.can_resume);
+        assert_eq!(rec.undo().unwrap(), None, "nothing to undo");
+
+        rec.step(Action::message("Looking into it."), None).unwrap();
+        assert!(rec.transitions().can_undo);
+
+        rec.pause().unwrap();
+        let paused = rec.transitions();
+        assert!(!paused.can_step && !paused.can_pause && paused.can_resume);
+        assert!(paused.can_submit && paused.can_abandon && paused.can_undo);
+        assert!(rec.step(Action::message("hello?"), None).is_err());
+        rec.resume().unwrap();
+
+        rec.step(Action::tool("close", serde_json::json!({})), None)
+            .unwrap();
+        assert!(rec.is_done());
+        let ended = rec.transitions();
+        assert!(!ended.can_step && ended.can_undo && ended.can_submit);
+        assert!(rec.step(Action::message("one more"), None).is_err());
+
+        rec.submit(None).unwrap();
+        let closed = rec.transitions();
+        assert_eq!(
+            closed,
+            Transitions {
+                can_step: false,
+                can_undo: false,
+                can_pause: false,
+                can_resume: false,
+                can_submit: false,
+                can_abandon: false,
+            }
+        );
+        assert!(rec.undo().is_err() && rec.pause().is_err() && rec.abandon().is_err());
+    }
 }

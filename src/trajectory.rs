@@ -105,9 +105,7 @@ pub struct EpisodeRecord {
 pub struct StepRecord {
     /// Position in the raw log, retracted steps included.
     pub idx: u32,
-    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub action: Action,
-    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub observation: Observation,
     pub terminated: bool,
     pub truncated: bool,

@@ -3,78 +3,36 @@
 //! Every command that changes an episode goes through the engine's
 //! recorder, which commits to the store before it returns.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 use tauri::State;
 use ts_rs::TS;
-use understudy::recorder::Recorder;
+use understudy::observation::ObservationError;
+use understudy::recorder::{Recorder, Transitions};
 use understudy::store::{EpisodeRecord, EpisodeStatus, StepRecord};
 use understudy::{Action, World};
 
 use crate::error::AppResult;
+use crate::ipc::command;
 use crate::review::ReviewView;
 use crate::worlds::{TaskBrief, ToolInfo};
 use crate::AppState;
-
-/// An action, in the engine's shape.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(untagged)]
-pub enum ActionInput {
-    Tool {
-        tool: String,
-        #[serde(default)]
-        #[ts(type = "Record<string, unknown>")]
-        args: Map<String, Value>,
-    },
-    Message {
-        message: String,
-    },
-}
-
-impl From<ActionInput> for Action {
-    fn from(a: ActionInput) -> Action {
-        match a {
-            ActionInput::Tool { tool, args } => Action::Tool { tool, args },
-            ActionInput::Message { message } => Action::Message { message },
-        }
-    }
-}
-
-impl From<&Action> for ActionInput {
-    fn from(a: &Action) -> ActionInput {
-        match a {
-            Action::Tool { tool, args } => ActionInput::Tool {
-                tool: tool.clone(),
-                args: args.clone(),
-            },
-            Action::Message { message } => ActionInput::Message {
-                message: message.clone(),
-            },
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-pub struct StepError {
-    /// `unknown_tool`, `invalid_arguments`, `guard_failed`, `tool_failed`,
-    /// `script_failed` or `not_allowed`.
-    pub code: String,
-    pub message: String,
-}
 
 /// One recorded step, as the timeline shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct StepView {
     /// Position in the log, undone steps included.
     pub idx: u32,
-    pub action: ActionInput,
+    pub action: Action,
     pub ok: bool,
     /// The result as text (for a message: the customer's reply).
     pub text: String,
     /// The result as data: rows, a record, a listing.
     #[ts(type = "unknown")]
     pub content: Value,
-    pub error: Option<StepError>,
+    /// Why it failed; for arguments that break the tool's schema, with the
+    /// problems as data (`problems`).
+    pub error: Option<ObservationError>,
     /// The task ended with this step.
     pub terminated: bool,
     /// The step limit was reached with this step.
@@ -88,25 +46,17 @@ pub struct StepView {
     pub flag: Option<String>,
     /// Undone: kept in the record, marked as retracted.
     pub retracted: bool,
-    /// No more actions are possible after this step.
-    pub episode_done: bool,
 }
 
 impl StepView {
-    pub fn new(s: &StepRecord, episode_done: bool) -> StepView {
+    pub fn new(s: &StepRecord) -> StepView {
         StepView {
             idx: s.idx,
-            action: ActionInput::from(&s.action),
+            action: s.action.clone(),
             ok: s.observation.ok,
             text: s.observation.text.clone(),
             content: s.observation.content.clone(),
-            error: s.observation.error.as_ref().map(|e| StepError {
-                code: serde_json::to_value(e.code)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_else(|| "error".into()),
-                message: e.message.clone(),
-            }),
+            error: s.observation.error.clone(),
             terminated: s.terminated,
             truncated: s.truncated,
             wall_at: s.wall_at.clone(),
@@ -114,14 +64,28 @@ impl StepView {
             rationale: s.rationale.clone(),
             flag: s.flag.clone(),
             retracted: s.retracted,
-            episode_done,
         }
     }
 }
 
-/// `in_progress`, `paused`, `submitted`, `abandoned`, `approved`, `rejected`.
-fn status_name(s: EpisodeStatus) -> String {
-    s.as_str().to_string()
+/// What `run_action` returns: the recorded step, and the episode after it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct StepTaken {
+    pub step: StepView,
+    /// The task has ended (a closing tool succeeded, or the step limit).
+    pub done: bool,
+    /// What can be done next, as the recorder decides it.
+    pub transitions: Transitions,
+}
+
+impl StepTaken {
+    pub fn new(step: &StepRecord, r: &Recorder) -> StepTaken {
+        StepTaken {
+            step: StepView::new(step),
+            done: r.is_done(),
+            transitions: r.transitions(),
+        }
+    }
 }
 
 /// An episode, whole: what the workspace needs to draw it.
@@ -131,15 +95,14 @@ pub struct EpisodeView {
     pub world_id: String,
     pub world_name: String,
     pub task: TaskBrief,
-    #[ts(
-        type = "\"in_progress\" | \"paused\" | \"submitted\" | \"abandoned\" | \"approved\" | \"rejected\""
-    )]
-    pub status: String,
+    pub status: EpisodeStatus,
     /// Working time so far, pauses excluded.
     #[ts(type = "number")]
     pub active_ms: i64,
     /// The task has ended (a closing tool succeeded, or the step limit).
     pub done: bool,
+    /// What can be done now, as the recorder decides it.
+    pub transitions: Transitions,
     pub steps: Vec<StepView>,
     /// The tools this task allows, views' read tools included.
     pub tools: Vec<ToolInfo>,
@@ -151,16 +114,16 @@ impl EpisodeView {
     pub fn new(r: &Recorder) -> EpisodeView {
         let world = r.episode().world();
         let record = r.record();
-        let done = r.is_done();
         EpisodeView {
             id: record.id.clone(),
             world_id: record.world_id.clone(),
             world_name: world.meta.name.clone(),
             task: TaskBrief::new(r.episode().task()),
-            status: status_name(record.status),
+            status: record.status,
             active_ms: r.active_ms(),
-            done,
-            steps: r.steps().iter().map(|s| StepView::new(s, done)).collect(),
+            done: r.is_done(),
+            transitions: r.transitions(),
+            steps: r.steps().iter().map(StepView::new).collect(),
             tools: world
                 .task_tool_specs(r.episode().task())
                 .into_iter()
@@ -180,10 +143,7 @@ pub struct EpisodeSummary {
     pub world_name: String,
     pub task_id: String,
     pub task_title: String,
-    #[ts(
-        type = "\"in_progress\" | \"paused\" | \"submitted\" | \"abandoned\" | \"approved\" | \"rejected\""
-    )]
-    pub status: String,
+    pub status: EpisodeStatus,
     /// Steps kept (undone ones left out).
     pub steps: u32,
     #[ts(type = "number")]
@@ -204,7 +164,7 @@ impl EpisodeSummary {
                 .and_then(|w| w.task(&e.task_id))
                 .map(|t| t.title.clone())
                 .unwrap_or_else(|| e.task_id.clone()),
-            status: status_name(e.status),
+            status: e.status,
             steps: steps.iter().filter(|s| !s.retracted).count() as u32,
             active_ms: e.active_ms,
             updated_at: e.updated_at.clone(),
@@ -212,83 +172,109 @@ impl EpisodeSummary {
     }
 }
 
-#[tauri::command(async)]
-pub fn start_episode(
-    state: State<'_, AppState>,
-    world_id: String,
-    task_id: String,
-) -> AppResult<EpisodeView> {
-    state.service()?.start(&world_id, &task_id)
+command! {
+    /// Starts a new episode of a task, for the current expert.
+    #[tauri::command(async)]
+    pub fn start_episode(
+        state: State<'_, AppState>,
+        world_id: String,
+        task_id: String,
+    ) -> AppResult<EpisodeView> {
+        state.service()?.start(&world_id, &task_id)
+    }
 }
 
-/// Opens an episode; after a crash this rebuilds it exactly by replay.
-#[tauri::command(async)]
-pub fn open_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
-    state.service()?.episode(&episode_id)
+command! {
+    /// Opens an episode; after a crash this rebuilds it exactly by replay.
+    #[tauri::command(async)]
+    pub fn open_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
+        state.service()?.episode(&episode_id)
+    }
 }
 
-/// Performs one action. Returns only once the step is durably recorded.
-#[tauri::command(async)]
-pub fn run_action(
-    state: State<'_, AppState>,
-    episode_id: String,
-    action: ActionInput,
-    rationale: Option<String>,
-) -> AppResult<StepView> {
-    state.service()?.step(&episode_id, action.into(), rationale)
+command! {
+    /// Performs one action. Returns only once the step is durably recorded.
+    #[tauri::command(async)]
+    pub fn run_action(
+        state: State<'_, AppState>,
+        episode_id: String,
+        action: Action,
+        rationale: Option<String>,
+    ) -> AppResult<StepTaken> {
+        state.service()?.step(&episode_id, action, rationale)
+    }
 }
 
-/// Sets the "why I did this" and the flag of one step (`null` clears).
-#[tauri::command(async)]
-pub fn annotate_step(
-    state: State<'_, AppState>,
-    episode_id: String,
-    idx: u32,
-    rationale: Option<String>,
-    flag: Option<String>,
-) -> AppResult<()> {
-    state.service()?.annotate(&episode_id, idx, rationale, flag)
+command! {
+    /// Sets the "why I did this" and the flag of one step (`null` clears).
+    #[tauri::command(async)]
+    pub fn annotate_step(
+        state: State<'_, AppState>,
+        episode_id: String,
+        idx: u32,
+        rationale: Option<String>,
+        flag: Option<String>,
+    ) -> AppResult<()> {
+        state.service()?.annotate(&episode_id, idx, rationale, flag)
+    }
 }
 
-/// Undoes the last kept action: recorded as retracted, world rebuilt.
-#[tauri::command(async)]
-pub fn undo_action(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
-    state.service()?.undo(&episode_id)
+command! {
+    /// Undoes the last kept action: recorded as retracted, world rebuilt.
+    #[tauri::command(async)]
+    pub fn undo_action(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
+        state.service()?.undo(&episode_id)
+    }
 }
 
-#[tauri::command(async)]
-pub fn pause_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
-    state.service()?.pause(&episode_id)
+command! {
+    /// Pauses the episode: its working time stops.
+    #[tauri::command(async)]
+    pub fn pause_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
+        state.service()?.pause(&episode_id)
+    }
 }
 
-#[tauri::command(async)]
-pub fn resume_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
-    state.service()?.resume(&episode_id)
+command! {
+    /// Resumes a paused episode.
+    #[tauri::command(async)]
+    pub fn resume_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
+        state.service()?.resume(&episode_id)
+    }
 }
 
-/// What changed in the world, and the final message, before submitting.
-#[tauri::command(async)]
-pub fn review_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<ReviewView> {
-    state.service()?.review(&episode_id)
+command! {
+    /// What changed in the world, and the final message, before submitting.
+    #[tauri::command(async)]
+    pub fn review_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<ReviewView> {
+        state.service()?.review(&episode_id)
+    }
 }
 
-#[tauri::command(async)]
-pub fn submit_episode(
-    state: State<'_, AppState>,
-    episode_id: String,
-    final_message: Option<String>,
-) -> AppResult<EpisodeView> {
-    state.service()?.submit(&episode_id, final_message)
+command! {
+    /// Submits the episode; the final message defaults to the last one sent.
+    #[tauri::command(async)]
+    pub fn submit_episode(
+        state: State<'_, AppState>,
+        episode_id: String,
+        final_message: Option<String>,
+    ) -> AppResult<EpisodeView> {
+        state.service()?.submit(&episode_id, final_message)
+    }
 }
 
-/// Gives the episode up; it stays in the store, marked abandoned.
-#[tauri::command(async)]
-pub fn discard_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<()> {
-    state.service()?.abandon(&episode_id)
+command! {
+    /// Gives the episode up; it stays in the store, marked abandoned.
+    #[tauri::command(async)]
+    pub fn discard_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<()> {
+        state.service()?.abandon(&episode_id)
+    }
 }
 
-/// Discards the episode and starts the same task again.
-#[tauri::command(async)]
-pub fn restart_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
-    state.service()?.restart(&episode_id)
+command! {
+    /// Discards the episode and starts the same task again.
+    #[tauri::command(async)]
+    pub fn restart_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
+        state.service()?.restart(&episode_id)
+    }
 }

@@ -7,8 +7,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 use ts_rs::TS;
+use understudy::store::ExpertInput;
 
 use crate::error::{AppError, AppResult};
+use crate::ipc::command;
 use crate::AppState;
 
 /// An expert as the window shows it.
@@ -46,15 +48,6 @@ impl ExpertView {
     }
 }
 
-/// What the expert fills in about themselves.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, TS)]
-pub struct ExpertDraft {
-    pub name: String,
-    pub domain: String,
-    pub credentials: String,
-    pub credentials_attested: bool,
-}
-
 /// Per-machine settings kept beside the store.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
@@ -89,19 +82,24 @@ impl Settings {
     }
 }
 
-/// Creates (no `id`) or updates an expert; they become the current expert.
-#[tauri::command(async)]
-pub fn save_expert(
-    state: State<'_, AppState>,
-    id: Option<String>,
-    draft: ExpertDraft,
-) -> AppResult<ExpertView> {
-    state.service()?.save_expert(id.as_deref(), draft)
+command! {
+    /// Creates (no `id`) or updates an expert; they become the current expert.
+    #[tauri::command(async)]
+    pub fn save_expert(
+        state: State<'_, AppState>,
+        id: Option<String>,
+        draft: ExpertInput,
+    ) -> AppResult<ExpertView> {
+        state.service()?.save_expert(id.as_deref(), draft)
+    }
 }
 
-#[tauri::command(async)]
-pub fn select_expert(state: State<'_, AppState>, id: String) -> AppResult<ExpertView> {
-    state.service()?.select_expert(&id)
+command! {
+    /// Makes an existing expert the one using the app.
+    #[tauri::command(async)]
+    pub fn select_expert(state: State<'_, AppState>, id: String) -> AppResult<ExpertView> {
+        state.service()?.select_expert(&id)
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use ts_rs::TS;
 use crate::episodes::EpisodeSummary;
 use crate::error::{AppError, AppResult};
 use crate::experts::ExpertView;
+use crate::ipc::command;
 use crate::worlds::Catalog;
 use crate::AppState;
 
@@ -27,24 +28,27 @@ pub struct HomeView {
     pub open_episodes: Vec<EpisodeSummary>,
 }
 
-#[tauri::command(async)]
-pub fn home(state: State<'_, AppState>) -> AppResult<HomeView> {
-    let mut view = HomeView {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        startup_error: state.startup_error().cloned(),
-        store_path: None,
-        expert: None,
-        experts: Vec::new(),
-        catalog: None,
-        open_episodes: Vec::new(),
-    };
-    let Ok(service) = state.service() else {
-        return Ok(view);
-    };
-    view.store_path = Some(service.store_path().display().to_string());
-    view.expert = service.current_expert()?;
-    view.experts = service.experts()?;
-    view.catalog = Some(service.catalog()?);
-    view.open_episodes = service.open_episodes()?;
-    Ok(view)
+command! {
+    /// Everything the start screen shows, in one round trip.
+    #[tauri::command(async)]
+    pub fn home(state: State<'_, AppState>) -> AppResult<HomeView> {
+        let mut view = HomeView {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            startup_error: state.startup_error().cloned(),
+            store_path: None,
+            expert: None,
+            experts: Vec::new(),
+            catalog: None,
+            open_episodes: Vec::new(),
+        };
+        let Ok(service) = state.service() else {
+            return Ok(view);
+        };
+        view.store_path = Some(service.store_path().display().to_string());
+        view.expert = service.current_expert()?;
+        view.experts = service.experts()?;
+        view.catalog = Some(service.catalog()?);
+        view.open_episodes = service.open_episodes()?;
+        Ok(view)
+    }
 }

@@ -16,6 +16,8 @@
 //! - [`service`]: the thin layer all commands call (store, worlds, open
 //!   recorders);
 //! - [`error`]: every error as `{code, message}` in plain language;
+//! - [`ipc`]: how each command is declared, and the window's typed calls
+//!   generated from those declarations;
 //! - [`paths`]: `--data-dir` / `UNDERSTUDY_DATA_DIR`, and where worlds are.
 //!
 //! **Durability invariant:** a command that performs an action returns only
@@ -26,6 +28,7 @@ pub mod episodes;
 pub mod error;
 pub mod experts;
 pub mod home;
+pub mod ipc;
 pub mod paths;
 pub mod review;
 pub mod service;
@@ -37,6 +40,7 @@ use std::time::Instant;
 use tauri::{Manager, State, WebviewUrl, WebviewWindowBuilder};
 
 use crate::error::{AppError, AppResult};
+use crate::ipc::command;
 use crate::paths::Options;
 use crate::service::Service;
 
@@ -59,12 +63,57 @@ impl AppState {
     }
 }
 
-/// Called by the page once it is interactive. Returns the milliseconds
-/// since the process started (and logs them, see `perf_mark`).
-#[tauri::command]
-fn mark_interactive(state: State<'_, AppState>, label: String) -> f64 {
-    perf_mark(&label);
-    process_age_ms().unwrap_or_else(|| state.started.elapsed().as_secs_f64() * 1000.0)
+command! {
+    /// Called by the page once it is interactive. Returns the milliseconds
+    /// since the process started (and logs them, see `perf_mark`).
+    #[tauri::command]
+    fn mark_interactive(state: State<'_, AppState>, label: String) -> f64 {
+        perf_mark(&label);
+        process_age_ms().unwrap_or_else(|| state.started.elapsed().as_secs_f64() * 1000.0)
+    }
+}
+
+/// Every command the window may call, listed once: `with_commands!(m)`
+/// hands the list to the macro `m`, which registers them with Tauri (in
+/// [`run`]) or collects their signatures (in [`signatures`]).
+macro_rules! with_commands {
+    ($then:ident) => {
+        $then!(
+            mark_interactive,
+            home::home,
+            worlds::get_world,
+            experts::save_expert,
+            experts::select_expert,
+            episodes::start_episode,
+            episodes::open_episode,
+            episodes::run_action,
+            episodes::annotate_step,
+            episodes::undo_action,
+            episodes::pause_episode,
+            episodes::resume_episode,
+            episodes::review_episode,
+            episodes::submit_episode,
+            episodes::discard_episode,
+            episodes::restart_episode,
+        )
+    };
+}
+
+macro_rules! register {
+    ($($($path:ident)::+),* $(,)?) => {
+        tauri::generate_handler![$($($path)::+),*]
+    };
+}
+
+macro_rules! signatures_of {
+    ($($($path:ident)::+),* $(,)?) => {
+        vec![$($($path)::+::signature()),*]
+    };
+}
+
+/// The signature of every command, in the order they are registered.
+pub fn signatures() -> Vec<ipc::Signature> {
+    with_commands!(signatures_of)
 }
 
 /// Appends `label ms` (milliseconds since the process started) to the file
@@ -162,24 +211,7 @@ pub fn run() {
                 }
             }
         })
-        .invoke_handler(tauri::generate_handler![
-            mark_interactive,
-            home::home,
-            worlds::get_world,
-            experts::save_expert,
-            experts::select_expert,
-            episodes::start_episode,
-            episodes::open_episode,
-            episodes::run_action,
-            episodes::annotate_step,
-            episodes::undo_action,
-            episodes::pause_episode,
-            episodes::resume_episode,
-            episodes::review_episode,
-            episodes::submit_episode,
-            episodes::discard_episode,
-            episodes::restart_episode,
-        ])
+        .invoke_handler(with_commands!(register))
         .run(tauri::generate_context!());
     if let Err(e) = result {
         eprintln!("Understudy could not start: {e}");
@@ -187,8 +219,9 @@ pub fn run() {
     }
 }
 
-/// Writes the TypeScript bindings the window imports. CI regenerates them
-/// and fails if the committed ones differ:
+/// Writes the TypeScript bindings the window imports: the types (ts-rs,
+/// the engine's included) and `commands.ts` (see [`ipc`]). CI regenerates
+/// them and fails if the committed ones differ:
 /// `cargo test -p understudy-app export_bindings`.
 #[cfg(test)]
 mod bindings {
@@ -207,14 +240,35 @@ mod bindings {
             crate::home::HomeView::export_all_to(&dir),
             crate::worlds::WorldDetail::export_all_to(&dir),
             crate::experts::ExpertView::export_all_to(&dir),
-            crate::experts::ExpertDraft::export_all_to(&dir),
+            understudy::store::ExpertInput::export_all_to(&dir),
             crate::episodes::EpisodeView::export_all_to(&dir),
             crate::episodes::EpisodeSummary::export_all_to(&dir),
-            crate::episodes::StepView::export_all_to(&dir),
+            crate::episodes::StepTaken::export_all_to(&dir),
             crate::review::ReviewView::export_all_to(&dir),
+            // Not inside any command's type: the content of a view listing
+            // step (`StepView.content`), which the records table reads.
+            understudy::observation::ViewListing::export_all_to(&dir),
         ];
         for result in all {
             result.expect("writing the TypeScript bindings");
+        }
+        let commands = crate::ipc::typescript(&crate::signatures());
+        std::fs::write(dir.join("commands.ts"), commands).expect("writing commands.ts");
+        // Every type a command names has its own file.
+        for sig in crate::signatures() {
+            for (_, path) in sig
+                .args
+                .iter()
+                .map(|a| &a.ty)
+                .chain([&sig.returns])
+                .flat_map(|t| &t.imports)
+            {
+                assert!(
+                    dir.join(path).exists(),
+                    "{} is not exported",
+                    path.display()
+                );
+            }
         }
     }
 }

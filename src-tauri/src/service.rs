@@ -16,9 +16,9 @@ use understudy::recorder::Recorder;
 use understudy::store::{Actor, EpisodeFilter, EpisodeRecord, EpisodeStatus, ExpertInput, Store};
 use understudy::{Action, World};
 
-use crate::episodes::{EpisodeSummary, EpisodeView, StepView};
+use crate::episodes::{EpisodeSummary, EpisodeView, StepTaken};
 use crate::error::{AppError, AppResult};
-use crate::experts::{ExpertDraft, ExpertView, Settings};
+use crate::experts::{ExpertView, Settings};
 use crate::paths::{self, STORE_FILE};
 use crate::review::{self, ReviewView};
 use crate::worlds::{Catalog, TaskProgress, WorldDetail, WorldProblem, WorldSummary};
@@ -153,16 +153,10 @@ impl Service {
     }
 
     /// Creates or updates an expert and makes them the current one.
-    pub fn save_expert(&self, id: Option<&str>, draft: ExpertDraft) -> AppResult<ExpertView> {
-        if draft.name.trim().is_empty() {
+    pub fn save_expert(&self, id: Option<&str>, input: ExpertInput) -> AppResult<ExpertView> {
+        if input.name.trim().is_empty() {
             return Err(AppError::new("invalid_profile", "Please enter your name."));
         }
-        let input = ExpertInput {
-            name: draft.name,
-            domain: draft.domain,
-            credentials: draft.credentials,
-            credentials_attested: draft.credentials_attested,
-        };
         let expert = self.store.save_expert(id, &input)?;
         self.set_current_expert(&expert.id)?;
         Ok(ExpertView::new(expert, None).current())
@@ -271,10 +265,15 @@ impl Service {
     }
 
     /// Performs one action and returns it once it is durably recorded.
-    pub fn step(&self, id: &str, action: Action, rationale: Option<String>) -> AppResult<StepView> {
+    pub fn step(
+        &self,
+        id: &str,
+        action: Action,
+        rationale: Option<String>,
+    ) -> AppResult<StepTaken> {
         self.with(id, |r| {
             let recorded = r.step(action, rationale)?;
-            Ok(StepView::new(&recorded.record, r.is_done()))
+            Ok(StepTaken::new(&recorded.record, r))
         })
     }
 
@@ -445,8 +444,8 @@ mod tests {
         Service::open(dir, Some(worlds)).expect("open the service")
     }
 
-    fn draft(name: &str) -> ExpertDraft {
-        ExpertDraft {
+    fn draft(name: &str) -> ExpertInput {
+        ExpertInput {
             name: name.into(),
             domain: "Customer support".into(),
             credentials: "Support lead".into(),
@@ -464,7 +463,8 @@ mod tests {
         assert!(expert.current);
 
         let ep = s.start("support-desk", "duplicate-charge").unwrap();
-        assert_eq!(ep.status, "in_progress");
+        assert_eq!(ep.status, EpisodeStatus::InProgress);
+        assert!(ep.transitions.can_step && !ep.transitions.can_undo);
         assert!(ep
             .tools
             .iter()
@@ -474,10 +474,15 @@ mod tests {
             json!({"invoice_id": "INV-24073", "amount": 79.0, "reason": "Duplicate charge", "ticket_id": "T-1042"}),
         );
         let wrong = s.step(&ep.id, Action::message("oops"), None).unwrap();
-        assert!(wrong.ok);
+        assert!(wrong.step.ok);
+        assert!(wrong.transitions.can_undo);
         let undone = s.undo(&ep.id).unwrap();
         assert!(undone.steps[0].retracted);
-        let step = s.step(&ep.id, refund, Some("duplicate".into())).unwrap();
+        assert!(!undone.transitions.can_undo);
+        let step = s
+            .step(&ep.id, refund, Some("duplicate".into()))
+            .unwrap()
+            .step;
         assert!(step.ok, "{}", step.text);
         assert_eq!(step.rationale.as_deref(), Some("duplicate"));
         s.annotate(
@@ -497,7 +502,9 @@ mod tests {
             .unwrap();
         assert_eq!(task.progress.open_episode.as_deref(), Some(ep.id.as_str()));
         s.pause_all();
-        assert_eq!(s.episode(&ep.id).unwrap().status, "paused");
+        let paused = s.episode(&ep.id).unwrap();
+        assert_eq!(paused.status, EpisodeStatus::Paused);
+        assert!(paused.transitions.can_resume && !paused.transitions.can_step);
         s.resume(&ep.id).unwrap();
 
         // The review shows field-level changes against the seeded world.
@@ -528,7 +535,8 @@ mod tests {
             .any(|t| t.table == "refunds" && t.added.len() == 1));
 
         let submitted = s.submit(&ep.id, None).unwrap();
-        assert_eq!(submitted.status, "submitted");
+        assert_eq!(submitted.status, EpisodeStatus::Submitted);
+        assert!(!submitted.transitions.can_submit);
         assert!(s.open_episodes().unwrap().is_empty());
         let task = s.catalog().unwrap().worlds[0]
             .tasks
@@ -571,7 +579,62 @@ mod tests {
                 None,
             )
             .unwrap();
-        assert_eq!(next.idx, 1);
+        assert_eq!(next.step.idx, 1);
+    }
+
+    #[test]
+    fn the_window_gets_argument_problems_and_listings_as_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = service(dir.path());
+        s.save_expert(None, draft("Ines")).unwrap();
+        let ep = s.start("support-desk", "duplicate-charge").unwrap();
+        let bad = s
+            .step(
+                &ep.id,
+                Action::tool(
+                    "issue_refund",
+                    json!({"invoice_id": "24073", "amount": "lots", "reason": "Duplicate charge"}),
+                ),
+                None,
+            )
+            .unwrap()
+            .step;
+        let error = bad.error.expect("an invalid-arguments error");
+        assert_eq!(
+            serde_json::to_value(error.code).unwrap(),
+            "invalid_arguments"
+        );
+        // The text stays the engine's; the problems carry the same as data.
+        assert_eq!(bad.text, format!("Error: {}", error.message));
+        let mut problems: Vec<(String, String, serde_json::Value)> = error
+            .problems
+            .into_iter()
+            .map(|p| (p.field, p.keyword, p.expected))
+            .collect();
+        problems.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            problems,
+            vec![
+                ("amount".into(), "type".into(), json!("number")),
+                ("invoice_id".into(), "pattern".into(), json!("^INV-[0-9]+$")),
+                ("ticket_id".into(), "required".into(), json!(null)),
+            ]
+        );
+
+        // A view's listing has exactly the shape the window's type declares.
+        let listing = s
+            .step(
+                &ep.id,
+                Action::tool("view_invoices", json!({"limit": 2})),
+                None,
+            )
+            .unwrap()
+            .step;
+        assert!(listing.ok, "{}", listing.text);
+        let typed: understudy::observation::ViewListing =
+            serde_json::from_value(listing.content.clone()).expect("a listing");
+        assert_eq!(typed.rows.len(), 2);
+        assert_eq!(serde_json::to_value(&typed).unwrap(), listing.content);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use ts_rs::TS;
 use understudy::world::{Task, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
 
 use crate::error::AppResult;
+use crate::ipc::command;
 use crate::AppState;
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -178,7 +179,6 @@ pub struct ToolInfo {
     pub title: String,
     pub description: String,
     /// `read` tools only look; `write` tools change the world.
-    #[ts(type = "\"read\" | \"write\"")]
     pub kind: ToolKind,
     /// A successful call ends the task.
     pub ends_episode: bool,
@@ -217,7 +217,10 @@ mod tests {
     }
 }
 
-#[tauri::command(async)]
-pub fn get_world(state: State<'_, AppState>, world_id: String) -> AppResult<WorldDetail> {
-    state.service()?.world_detail(&world_id)
+command! {
+    /// A world's policy and views, for the workspace.
+    #[tauri::command(async)]
+    pub fn get_world(state: State<'_, AppState>, world_id: String) -> AppResult<WorldDetail> {
+        state.service()?.world_detail(&world_id)
+    }
 }

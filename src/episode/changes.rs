@@ -21,9 +21,13 @@ use crate::world::TableInfo;
 pub type Changes = BTreeMap<String, TableChanges>;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TableChanges {
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub added: Map<String, Value>,
+    #[cfg_attr(feature = "ts", ts(type = "Array<unknown>"))]
     pub removed: Vec<Value>,
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub changed: Map<String, Value>,
 }
 

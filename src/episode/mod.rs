@@ -6,6 +6,7 @@
 //! world, the task, the seed and the actions so far: the clock and ids are
 //! simulated, and SQLite's time and random functions are replaced.
 
+mod argument_problems;
 mod changes;
 mod restore;
 mod tool_call;

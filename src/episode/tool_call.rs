@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Episode;
+use super::{argument_problems, Episode};
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
 use crate::script::{self, ScriptError, ScriptOutput};
@@ -13,19 +13,20 @@ use crate::world::{describe_schema_error, sql_message, ResultShape, Tool, ToolKi
 
 pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> Observation {
     let instance = Value::Object(args.clone());
-    let problems: Vec<String> = tool
-        .validator
-        .iter_errors(&instance)
-        .map(|e| describe_schema_error(&e))
-        .collect();
-    if !problems.is_empty() {
-        return Observation::failure(
-            ObservationErrorCode::InvalidArguments,
+    let mut described: Vec<String> = Vec::new();
+    let mut problems = Vec::new();
+    for e in tool.validator.iter_errors(&instance) {
+        described.push(describe_schema_error(&e));
+        problems.extend(argument_problems::problems(&e));
+    }
+    if !described.is_empty() {
+        return Observation::invalid_arguments(
             format!(
                 "invalid arguments for {}: {}",
                 tool.name,
-                problems.join("; ")
+                described.join("; ")
             ),
+            problems,
         );
     }
     let mode = match tool.kind {

@@ -120,6 +120,7 @@ pub struct ToolToml {
 /// Read tools are the information path: they may look but never touch.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ToolKind {
     Read,
     #[default]

@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
-import type { ExpertDraft } from "../bindings/ExpertDraft";
+import type { ExpertInput } from "../bindings/ExpertInput";
 import type { ExpertView } from "../bindings/ExpertView";
 
-const EMPTY: ExpertDraft = { name: "", domain: "", credentials: "", credentials_attested: false };
+const EMPTY: ExpertInput = { name: "", domain: "", credentials: "", credentials_attested: false };
 
 /** The expert's profile: shown, edited, or filled in for the first time. */
 export function ExpertCard({
@@ -17,7 +17,7 @@ export function ExpertCard({
   onChanged: (e: ExpertView) => void;
 }) {
   const [editing, setEditing] = useState<"new" | "edit" | null>(expert ? null : "new");
-  const [draft, setDraft] = useState<ExpertDraft>(EMPTY);
+  const [draft, setDraft] = useState<ExpertInput>(EMPTY);
   const [error, setError] = useState<AppError | null>(null);
   const [saving, setSaving] = useState(false);
 

@@ -8,6 +8,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import type { StepView } from "../bindings/StepView";
 import type { ViewInfo } from "../bindings/ViewInfo";
+import type { ViewListing } from "../bindings/ViewListing";
 import { humanize, plainStepError } from "../lib/errors";
 import { cell } from "../lib/format";
 import { DataView } from "./StepResult";
@@ -17,14 +18,9 @@ type Args = Record<string, unknown>;
 
 export const PAGE_SIZE = 200;
 
-interface Listing {
-  columns: string[];
-  rows: Row[];
-  total: number;
-}
-
-function isListing(v: unknown): v is Listing {
-  return !!v && typeof v === "object" && Array.isArray((v as Listing).rows) && Array.isArray((v as Listing).columns);
+/** A listing step's content has this shape (the engine's, generated). */
+function isListing(v: unknown): v is ViewListing {
+  return !!v && typeof v === "object" && Array.isArray((v as ViewListing).rows) && Array.isArray((v as ViewListing).columns);
 }
 
 /** The latest kept listing and opened record of a view, from the steps: the
@@ -56,7 +52,7 @@ function VirtualTable({
   disabled,
   selectedKey,
 }: {
-  listing: Listing;
+  listing: ViewListing;
   view: ViewInfo;
   args: Args;
   onSort: (column: string) => void;

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { issueRefund, step, task } from "../test/fixtures";
 import { Conversation, bubbles } from "./Conversation";
 import { ReviewDialog } from "./ReviewDialog";
+import { StepResult } from "./StepResult";
 import { Timeline } from "./Timeline";
 import { ToolForm } from "./ToolForm";
 import { ToolPalette } from "./ToolPalette";
@@ -44,6 +45,30 @@ describe("Timeline", () => {
     await waitFor(() =>
       expect(onAnnotate).toHaveBeenLastCalledWith(4, "Confirm the account first", "Needs a second look"),
     );
+  });
+});
+
+describe("StepResult", () => {
+  it("shows arguments the engine refused as plain sentences, from the problems' data", () => {
+    const refused = step({
+      action: { tool: "issue_refund", args: { invoice_id: "24073", amount: "lots" } },
+      ok: false,
+      text: 'Error: invalid arguments for issue_refund: "ticket_id" is a required property',
+      content: null,
+      error: {
+        code: "invalid_arguments",
+        message: 'invalid arguments for issue_refund: "ticket_id" is a required property',
+        problems: [
+          { field: "ticket_id", keyword: "required", expected: null },
+          { field: "amount", keyword: "type", expected: "number" },
+        ],
+      },
+    });
+    render(<StepResult step={refused} />);
+    const shown = screen.getByTestId("step-error").textContent ?? "";
+    expect(shown).toContain("Some details are missing or not in the expected form");
+    expect(shown).toContain("Ticket id is required. Amount must be a number.");
+    expect(shown).not.toContain("invalid arguments for");
   });
 });
 

@@ -1,7 +1,11 @@
 // Errors in words a lawyer or an accountant can act on. The engine's error
 // codes become a plain headline; its message (guard messages are already
-// plain English) follows as the explanation.
-import type { StepError } from "../bindings/StepError";
+// plain English) follows as the explanation. Arguments that break a tool's
+// schema arrive as data (`problems`: field, keyword, expected), worded
+// here; the engine's own message for them is written for language models.
+import type { ArgumentProblem } from "../bindings/ArgumentProblem";
+import type { ObservationError } from "../bindings/ObservationError";
+import type { ObservationErrorCode } from "../bindings/ObservationErrorCode";
 
 export interface PlainError {
   headline: string;
@@ -10,7 +14,9 @@ export interface PlainError {
   advice?: string;
 }
 
-const HEADLINES: Record<string, { headline: string; advice?: string }> = {
+// Keyed by the engine's codes (generated), so a code it never sends cannot
+// be listed and a new one must be.
+const HEADLINES: Record<ObservationErrorCode, { headline: string; advice?: string }> = {
   guard_failed: {
     headline: "The system refused this action",
     advice: "Nothing was changed. Read the reason, then fix the details or choose a different action.",
@@ -19,12 +25,9 @@ const HEADLINES: Record<string, { headline: string; advice?: string }> = {
     headline: "Some details are missing or not in the expected form",
     advice: "Nothing was changed. Check the highlighted details and run it again.",
   },
+  // Also a tool that exists but that this task does not allow.
   unknown_tool: {
     headline: "This action is not available for this task",
-    advice: "Pick another tool from the list (Ctrl+K).",
-  },
-  not_allowed: {
-    headline: "This action is not allowed in this task",
     advice: "Pick another tool from the list (Ctrl+K).",
   },
   tool_failed: {
@@ -37,35 +40,86 @@ const HEADLINES: Record<string, { headline: string; advice?: string }> = {
   },
 };
 
-/** Rewrites the engine's validation messages ("amount: \"x\" is not of
- * type \"number\"") into sentences, one per problem. */
-export function plainDetails(message: string): string {
-  return message
-    .replace(/^invalid arguments for [a-z0-9_]+:\s*/i, "")
-    .split("; ")
-    .map((problem) => {
-      const m = /^([a-z0-9_.]+): (.*)$/i.exec(problem);
-      const [field, rest] = m ? [humanize(m[1] ?? ""), m[2] ?? ""] : ["", problem];
-      const text = rest
-        .replace(/^"([a-z0-9_]+)" is a required property$/i, (_, f: string) => `${humanize(f)} is required`)
-        .replace(/.* is not valid under any of the schemas listed in the 'anyOf' keyword$/, "fill in at least one of the alternatives")
-        .replace(/.* is not of type "number"$/, "must be a number")
-        .replace(/.* is not of type "integer"$/, "must be a whole number")
-        .replace(/.* is not of type "string"$/, "must be text")
-        .replace(/.* does not match ".*"$/, "is not in the expected form")
-        .replace(/^Additional properties are not allowed.*$/, "contains a detail this tool does not take");
-      const sentence = field ? `${field}: ${text}` : text;
-      return sentence.charAt(0).toUpperCase() + sentence.slice(1) + (sentence.endsWith(".") ? "" : ".");
-    })
-    .join(" ");
+const TYPE_WORDS: Record<string, string> = {
+  number: "must be a number",
+  integer: "must be a whole number",
+  string: "must be text",
+  boolean: "must be yes or no",
+  array: "must be a list",
+  object: "must be a group of details",
+};
+
+const show = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+/** `filter.status` → "Filter status". */
+const label = (field: string) => humanize(field.replace(/\./g, " "));
+
+/** The fields an alternative of `anyOf`/`oneOf` would need, if it only
+ * asks for fields to be filled in. */
+function requiredFields(alternative: unknown): string[] | null {
+  if (!Array.isArray(alternative)) return null;
+  const fields = alternative.map((p: Partial<ArgumentProblem>) => (p.keyword === "required" ? p.field : undefined));
+  return fields.every((f): f is string => typeof f === "string") ? fields : null;
 }
 
-export function plainStepError(error: StepError): PlainError {
+/** What is wrong, as the end of a sentence whose subject is the field. */
+function predicate(p: ArgumentProblem): string {
+  const e = p.expected;
+  switch (p.keyword) {
+    case "required":
+      return "is required";
+    case "type":
+      return (typeof e === "string" && TYPE_WORDS[e]) || "is not in the expected form";
+    case "enum":
+      return Array.isArray(e) ? `must be one of: ${e.map(show).join(", ")}` : "must be one of the options";
+    case "const":
+      return `must be ${show(e)}`;
+    case "minimum":
+      return `must be at least ${show(e)}`;
+    case "maximum":
+      return `must be at most ${show(e)}`;
+    case "exclusiveMinimum":
+      return `must be more than ${show(e)}`;
+    case "exclusiveMaximum":
+      return `must be less than ${show(e)}`;
+    case "multipleOf":
+      return `must be a multiple of ${show(e)}`;
+    case "minLength":
+      return `must be at least ${show(e)} characters long`;
+    case "maxLength":
+      return `must be at most ${show(e)} characters long`;
+    case "minItems":
+      return `must have at least ${show(e)} items`;
+    case "maxItems":
+      return `must have at most ${show(e)} items`;
+    case "additionalProperties":
+    case "unevaluatedProperties":
+      return "is not a detail this tool takes";
+    default:
+      return "is not in the expected form";
+  }
+}
+
+/** One problem as one sentence. */
+export function plainProblem(p: ArgumentProblem): string {
+  if (p.keyword === "anyOf" || p.keyword === "oneOf") {
+    const groups = Array.isArray(p.expected) ? p.expected.map(requiredFields) : [];
+    if (groups.length > 0 && groups.every((g): g is string[] => g !== null && g.length > 0)) {
+      const options = groups.map((g) => g.map(label).join(" and "));
+      const which = options.length > 2 ? "at least one of " : "either ";
+      return `Please fill in ${which}${options.join(options.length > 2 ? ", " : " or ")}.`;
+    }
+  }
+  const subject = p.field ? label(p.field) : "The details";
+  return `${subject} ${predicate(p)}.`;
+}
+
+export function plainStepError(error: ObservationError): PlainError {
   const known = HEADLINES[error.code];
-  const explanation = error.code === "invalid_arguments" ? plainDetails(error.message) : error.message;
+  const problems = error.problems ?? [];
   return {
     headline: known?.headline ?? "This action did not work",
-    explanation,
+    explanation: problems.length > 0 ? problems.map(plainProblem).join(" ") : error.message,
     advice: known?.advice,
   };
 }

@@ -1,5 +1,5 @@
 // Small formatting helpers shared by the screens.
-import type { ActionInput } from "../bindings/ActionInput";
+import type { Action } from "../bindings/Action";
 import type { ToolInfo } from "../bindings/ToolInfo";
 import { humanize } from "./errors";
 
@@ -27,7 +27,7 @@ export function dateTime(rfc3339: string): string {
   return d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
 }
 
-export function isMessage(a: ActionInput): a is { message: string } {
+export function isMessage(a: Action): a is { message: string } {
   return "message" in a;
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { issueRefund, lookupCustomer } from "../test/fixtures";
-import { plainDetails, plainStepError } from "./errors";
+import type { ObservationErrorCode } from "../bindings/ObservationErrorCode";
+import { plainProblem, plainStepError } from "./errors";
 import { argsSummary, duration, looksLikeJson } from "./format";
 import { prepareToolForm } from "./schema";
 import { problems } from "./validator";
@@ -13,19 +14,46 @@ describe("plain errors", () => {
     expect(e.advice).toMatch(/Nothing was changed/);
   });
 
-  it("rewrites validation messages into sentences", () => {
+  it("words argument problems from their data, not from the engine's English", () => {
+    const e = plainStepError({
+      code: "invalid_arguments",
+      message: "whatever the engine wrote for language models",
+      problems: [
+        { field: "reason", keyword: "required", expected: null },
+        { field: "amount", keyword: "type", expected: "number" },
+        { field: "customer_id", keyword: "pattern", expected: "^C-[0-9]+$" },
+        { field: "priority", keyword: "enum", expected: ["normal", "high"] },
+        { field: "amount", keyword: "exclusiveMinimum", expected: 0 },
+        { field: "colour", keyword: "additionalProperties", expected: null },
+      ],
+    });
+    expect(e.headline).toBe("Some details are missing or not in the expected form");
+    expect(e.explanation).toBe(
+      "Reason is required. Amount must be a number. Customer id is not in the expected form. " +
+        "Priority must be one of: normal, high. Amount must be more than 0. Colour is not a detail this tool takes.",
+    );
     expect(
-      plainDetails(
-        'invalid arguments for issue_refund: "reason" is a required property; amount: "x" is not of type "number"',
-      ),
-    ).toBe("Reason is required. Amount: must be a number.");
-    expect(plainDetails("invalid arguments for t: customer_id: \"X\" does not match \"^C-[0-9]+$\"")).toBe(
-      "Customer id: is not in the expected form.",
+      plainProblem({
+        field: "",
+        keyword: "anyOf",
+        expected: [
+          [{ field: "email", keyword: "required", expected: null }],
+          [{ field: "customer_id", keyword: "required", expected: null }],
+        ],
+      }),
+    ).toBe("Please fill in either Email or Customer id.");
+    expect(plainProblem({ field: "filter.status", keyword: "format", expected: "date" })).toBe(
+      "Filter status is not in the expected form.",
     );
   });
 
+  it("shows the message itself when there are no problems as data", () => {
+    const message = "invalid arguments for view_invoices: limit: expected a whole number from 1 to 500";
+    expect(plainStepError({ code: "invalid_arguments", message }).explanation).toBe(message);
+  });
+
   it("never shows a bare code", () => {
-    expect(plainStepError({ code: "something_new", message: "Broke." }).headline).toBe("This action did not work");
+    expect(plainStepError({ code: "something_new" as ObservationErrorCode, message: "Broke." }).headline).toBe("This action did not work");
   });
 });
 

@@ -1,16 +1,16 @@
 import { describe, expect, it, vi } from "vitest";
 import { createActor, waitFor } from "xstate";
 import type { Api } from "../api";
-import { episode, step } from "../test/fixtures";
+import { CLOSED, PAUSED, episode, step, taken, transitions } from "../test/fixtures";
 import { episodeMachine } from "./episode";
 
 function fakeApi(overrides: Partial<Api> = {}): Api {
   const view = episode();
   return {
     openEpisode: vi.fn(async () => view),
-    runAction: vi.fn(async () => step({ idx: 0 })),
+    runAction: vi.fn(async () => taken({ idx: 0 })),
     undoAction: vi.fn(async () => episode({ steps: [step({ idx: 0, retracted: true })] })),
-    pauseEpisode: vi.fn(async () => episode({ status: "paused" })),
+    pauseEpisode: vi.fn(async () => episode({ status: "paused", transitions: PAUSED })),
     resumeEpisode: vi.fn(async () => episode()),
     reviewEpisode: vi.fn(async () => ({
       tables: [],
@@ -21,7 +21,7 @@ function fakeApi(overrides: Partial<Api> = {}): Api {
       active_ms: 1000,
       done: false,
     })),
-    submitEpisode: vi.fn(async () => episode({ status: "submitted" })),
+    submitEpisode: vi.fn(async () => episode({ status: "submitted", transitions: CLOSED })),
     discardEpisode: vi.fn(async () => null),
     restartEpisode: vi.fn(async () => episode({ id: "ep-2" })),
     ...overrides,
@@ -44,7 +44,8 @@ describe("episode lifecycle", () => {
     const s = await waitFor(actor, (s) => s.matches({ active: "idle" }));
     expect(s.context.view?.steps).toHaveLength(1);
     expect(s.context.lastStep?.idx).toBe(0);
-    expect(api.runAction).toHaveBeenCalledWith("ep-1", { tool: "lookup_customer", args: { email: "x@y.z" } });
+    expect(api.runAction).toHaveBeenCalledWith("ep-1", { tool: "lookup_customer", args: { email: "x@y.z" } }, null);
+    expect(s.context.view?.transitions.can_undo).toBe(true);
   });
 
   it("refuses to act while paused, and resumes", async () => {
@@ -73,7 +74,7 @@ describe("episode lifecycle", () => {
     expect(actor.getSnapshot().context.error).toBeNull();
   });
 
-  it("only undoes when there is a kept step", async () => {
+  it("only undoes when the recorder allows it", async () => {
     const api = fakeApi();
     const actor = await start(api);
     actor.send({ type: "UNDO" });
@@ -101,10 +102,31 @@ describe("episode lifecycle", () => {
   });
 
   it("opens a paused episode paused, and a submitted one closed", async () => {
-    const paused = await start(fakeApi({ openEpisode: vi.fn(async () => episode({ status: "paused" })) }));
+    const paused = await start(fakeApi({ openEpisode: vi.fn(async () => episode({ status: "paused", transitions: PAUSED })) }));
     expect(paused.getSnapshot().matches("paused")).toBe(true);
-    const closed = await start(fakeApi({ openEpisode: vi.fn(async () => episode({ status: "submitted" })) }));
+    const closed = await start(fakeApi({ openEpisode: vi.fn(async () => episode({ status: "submitted", transitions: CLOSED })) }));
     expect(closed.getSnapshot().matches("closed")).toBe(true);
+  });
+
+  it("follows the recorder's transitions, not its own idea of them", async () => {
+    // The task has ended: no more steps, but undo (which reopens it) and review.
+    const ended = episode({ done: true, steps: [step({ idx: 0 })], transitions: transitions({ can_step: false, can_undo: true }) });
+    const api = fakeApi({ openEpisode: vi.fn(async () => ended) });
+    const actor = await start(api);
+    actor.send({ type: "RUN", action: { message: "one more" } });
+    expect(api.runAction).not.toHaveBeenCalled();
+    actor.send({ type: "UNDO" });
+    await waitFor(actor, (s) => s.matches({ active: "idle" }) && !!s.context.view?.steps[0]?.retracted);
+    expect(api.undoAction).toHaveBeenCalledOnce();
+
+    // A step that ends the task takes the recorder's new answer with it.
+    const api2 = fakeApi({ runAction: vi.fn(async () => ({ ...taken({ idx: 0, terminated: true }), done: true, transitions: transitions({ can_step: false, can_undo: true }) })) });
+    const a2 = await start(api2);
+    a2.send({ type: "RUN", action: { tool: "close_ticket", args: {} } });
+    const s = await waitFor(a2, (s) => s.matches({ active: "idle" }) && s.context.view?.steps.length === 1);
+    expect(s.context.view?.done).toBe(true);
+    a2.send({ type: "RUN", action: { message: "hello?" } });
+    expect(api2.runAction).toHaveBeenCalledOnce();
   });
 
   it("starting over switches to the new episode", async () => {

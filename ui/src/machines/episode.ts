@@ -1,14 +1,17 @@
-// The episode lifecycle as a state machine: what the expert can do depends
-// on where the episode is (working, acting, paused, reviewing, submitted…),
-// and the machine is the single place that decides it. Every transition that
-// changes the episode calls the app, which records it durably first.
+// The episode lifecycle as a state machine: which screen state the
+// workspace is in (working, acting, paused, reviewing, submitted…). Whether
+// a change is allowed at all is the engine's recorder's decision, sent with
+// every view as `transitions`; the guards only read it. Every transition
+// that changes the episode calls the app, which records it durably first.
 import { assign, fromPromise, setup } from "xstate";
 import type { Api } from "../api";
-import type { ActionInput } from "../bindings/ActionInput";
+import type { Action } from "../bindings/Action";
 import type { AppError } from "../bindings/AppError";
 import type { EpisodeView } from "../bindings/EpisodeView";
 import type { ReviewView } from "../bindings/ReviewView";
+import type { StepTaken } from "../bindings/StepTaken";
 import type { StepView } from "../bindings/StepView";
+import type { Transitions } from "../bindings/Transitions";
 
 export interface EpisodeContext {
   api: Api;
@@ -21,7 +24,7 @@ export interface EpisodeContext {
 }
 
 export type EpisodeEvent =
-  | { type: "RUN"; action: ActionInput }
+  | { type: "RUN"; action: Action }
   | { type: "UNDO" }
   | { type: "PAUSE" }
   | { type: "RESUME" }
@@ -34,13 +37,20 @@ export type EpisodeEvent =
   | { type: "DISMISS_ERROR" }
   | { type: "RETRY" };
 
-const withStep = (view: EpisodeView | null, step: StepView): EpisodeView | null =>
+const withStep = (view: EpisodeView | null, taken: StepTaken): EpisodeView | null =>
   view && {
     ...view,
-    done: step.episode_done,
-    active_ms: step.active_ms,
-    steps: [...view.steps, step],
+    done: taken.done,
+    transitions: taken.transitions,
+    active_ms: taken.step.active_ms,
+    steps: [...view.steps, taken.step],
   };
+
+/** The recorder's answer for the episode on screen (nothing before it loads). */
+const allowed = (view: EpisodeView | null, what: keyof Transitions) => !!view?.transitions[what];
+
+/** Neither running nor paused: nothing more can change it. */
+const isClosed = (view: EpisodeView) => !view.transitions.can_submit;
 
 export const episodeMachine = setup({
   types: {
@@ -50,8 +60,8 @@ export const episodeMachine = setup({
   },
   actors: {
     load: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.openEpisode(input.id)),
-    run: fromPromise<StepView, { api: Api; id: string; action: ActionInput }>(({ input }) =>
-      input.api.runAction(input.id, input.action),
+    run: fromPromise<StepTaken, { api: Api; id: string; action: Action }>(({ input }) =>
+      input.api.runAction(input.id, input.action, null),
     ),
     undo: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.undoAction(input.id)),
     pause: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.pauseEpisode(input.id)),
@@ -64,10 +74,13 @@ export const episodeMachine = setup({
     restart: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.restartEpisode(input.id)),
   },
   guards: {
-    isPaused: ({ context }) => context.view?.status === "paused",
-    isClosed: ({ context }) => !!context.view && !["in_progress", "paused"].includes(context.view.status),
-    canAct: ({ context }) => !!context.view && !context.view.done,
-    hasKeptStep: ({ context }) => !!context.view?.steps.some((s) => !s.retracted),
+    isPaused: ({ context }) => allowed(context.view, "can_resume"),
+    canStep: ({ context }) => allowed(context.view, "can_step"),
+    canUndo: ({ context }) => allowed(context.view, "can_undo"),
+    canPause: ({ context }) => allowed(context.view, "can_pause"),
+    canResume: ({ context }) => allowed(context.view, "can_resume"),
+    canSubmit: ({ context }) => allowed(context.view, "can_submit"),
+    canAbandon: ({ context }) => allowed(context.view, "can_abandon"),
   },
   actions: {
     setView: assign({ view: (_, view: EpisodeView) => view, error: null }),
@@ -106,12 +119,12 @@ export const episodeMachine = setup({
         onDone: [
           {
             target: "closed",
-            guard: ({ event }) => !["in_progress", "paused"].includes(event.output.status),
+            guard: ({ event }) => isClosed(event.output),
             actions: { type: "setView", params: ({ event }) => event.output },
           },
           {
             target: "paused",
-            guard: ({ event }) => event.output.status === "paused",
+            guard: ({ event }) => event.output.transitions.can_resume,
             actions: { type: "setView", params: ({ event }) => event.output },
           },
           { target: "active", actions: { type: "setView", params: ({ event }) => event.output } },
@@ -124,12 +137,12 @@ export const episodeMachine = setup({
       states: {
         idle: {
           on: {
-            RUN: { target: "acting", guard: "canAct" },
-            UNDO: { target: "undoing", guard: "hasKeptStep" },
-            PAUSE: { target: "#episode.pausing" },
-            REVIEW: { target: "#episode.reviewing" },
-            DISCARD: { target: "#episode.discarding" },
-            RESTART: { target: "#episode.restarting" },
+            RUN: { target: "acting", guard: "canStep" },
+            UNDO: { target: "undoing", guard: "canUndo" },
+            PAUSE: { target: "#episode.pausing", guard: "canPause" },
+            REVIEW: { target: "#episode.reviewing", guard: "canSubmit" },
+            DISCARD: { target: "#episode.discarding", guard: "canAbandon" },
+            RESTART: { target: "#episode.restarting", guard: "canAbandon" },
           },
         },
         acting: {
@@ -144,7 +157,7 @@ export const episodeMachine = setup({
               target: "idle",
               actions: assign({
                 view: ({ context, event }) => withStep(context.view, event.output),
-                lastStep: ({ event }) => event.output,
+                lastStep: ({ event }) => event.output.step,
                 error: null,
               }),
             },
@@ -174,10 +187,10 @@ export const episodeMachine = setup({
     },
     paused: {
       on: {
-        RESUME: "resuming",
-        REVIEW: "reviewing",
-        DISCARD: "discarding",
-        RESTART: "restarting",
+        RESUME: { target: "resuming", guard: "canResume" },
+        REVIEW: { target: "reviewing", guard: "canSubmit" },
+        DISCARD: { target: "discarding", guard: "canAbandon" },
+        RESTART: { target: "restarting", guard: "canAbandon" },
       },
     },
     resuming: {

@@ -3,7 +3,7 @@ import { useMachine } from "@xstate/react";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { waitFor } from "xstate";
 import { api } from "../api";
-import type { ActionInput } from "../bindings/ActionInput";
+import type { Action } from "../bindings/Action";
 import type { ToolInfo } from "../bindings/ToolInfo";
 import type { WorldDetail } from "../bindings/WorldDetail";
 import { Brief } from "../components/Brief";
@@ -67,8 +67,11 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   const acting = state.matches({ active: "acting" }) || state.matches({ active: "undoing" });
   const active = state.matches("active");
   const paused = state.matches("paused");
-  const open = view?.status === "in_progress" || view?.status === "paused";
-  const canAct = active && !!view && !view.done && !acting;
+  // What the recorder allows (sent with the view), within what this screen
+  // state offers: nothing while a call is under way or a dialog is open.
+  const allowed = view?.transitions;
+  const open = !!allowed?.can_submit;
+  const canAct = active && !!allowed?.can_step && !acting;
   const transitional = (
     ["loading", "pausing", "resuming", "reviewing", "submitting", "discarding", "restarting"] as const
   ).some((s) => state.matches(s));
@@ -95,7 +98,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   }, [stepCount, acting]);
 
   const run = useCallback(
-    (action: ActionInput) => {
+    (action: Action) => {
       runStarted.current = performance.now();
       send({ type: "RUN", action });
     },
@@ -124,7 +127,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   };
 
   const goHome = async () => {
-    if (active && view && !view.done) {
+    if (active && view && !view.done && view.transitions.can_pause) {
       try {
         await api.pauseEpisode(view.id);
       } catch {
@@ -187,7 +190,6 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   // Look-ups first, then the tools that change records.
   const tools = [...view.tools.filter((t) => !t.view && t.kind === "read"), ...view.tools.filter((t) => !t.view && t.kind === "write")];
   const viewTools = view.tools.filter((t) => t.view);
-  const hasKept = view.steps.some((s) => !s.retracted);
   const status = state.matches("submitted")
     ? { label: "Submitted", tone: "green" }
     : paused
@@ -220,7 +222,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
             type="button"
             className="btn btn-secondary btn-sm"
             onClick={() => send({ type: "UNDO" })}
-            disabled={!active || acting || !hasKept}
+            disabled={!active || acting || !view.transitions.can_undo}
             title="Undo the last action. It stays in the record, marked as undone."
             data-testid="undo"
           >
@@ -230,7 +232,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
             type="button"
             className="btn btn-secondary btn-sm"
             onClick={togglePause}
-            disabled={!(active || paused) || acting}
+            disabled={!((active && view.transitions.can_pause) || (paused && view.transitions.can_resume)) || acting}
             data-testid="pause"
           >
             {paused ? "Resume" : "Pause"} <ShortcutKeys name="pause" />
@@ -239,7 +241,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
             type="button"
             className="btn btn-ghost btn-sm"
             onClick={() => void startOver()}
-            disabled={!(active || paused) || acting}
+            disabled={!(active || paused) || acting || !view.transitions.can_abandon}
             data-testid="restart"
           >
             Start over
@@ -248,7 +250,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
             type="button"
             className="btn btn-primary btn-sm"
             onClick={() => send({ type: "REVIEW" })}
-            disabled={!(active || paused) || acting}
+            disabled={!(active || paused) || acting || !view.transitions.can_submit}
             data-testid="submit"
           >
             Review &amp; submit <ShortcutKeys name="submit" />

@@ -1,8 +1,10 @@
 // Shapes as the app sends them, for component tests.
 import type { EpisodeView } from "../bindings/EpisodeView";
+import type { StepTaken } from "../bindings/StepTaken";
 import type { StepView } from "../bindings/StepView";
 import type { TaskBrief } from "../bindings/TaskBrief";
 import type { ToolInfo } from "../bindings/ToolInfo";
+import type { Transitions } from "../bindings/Transitions";
 
 export const task: TaskBrief = {
   id: "duplicate-charge",
@@ -69,9 +71,30 @@ export function step(partial: Partial<StepView>): StepView {
     rationale: null,
     flag: null,
     retracted: false,
-    episode_done: false,
     ...partial,
   };
+}
+
+/** What the recorder allows in a fresh episode in progress. */
+export function transitions(partial: Partial<Transitions> = {}): Transitions {
+  return {
+    can_step: true,
+    can_undo: false,
+    can_pause: true,
+    can_resume: false,
+    can_submit: true,
+    can_abandon: true,
+    ...partial,
+  };
+}
+
+/** The allowed transitions for an episode with that status. */
+export const CLOSED: Transitions = transitions({ can_step: false, can_pause: false, can_submit: false, can_abandon: false });
+export const PAUSED: Transitions = transitions({ can_step: false, can_pause: false, can_resume: true });
+
+/** What `run_action` returns for `partial`, in an episode still in progress. */
+export function taken(partial: Partial<StepView> = {}, after: Partial<Transitions> = { can_undo: true }): StepTaken {
+  return { step: step(partial), done: false, transitions: transitions(after) };
 }
 
 export function episode(partial: Partial<EpisodeView> = {}): EpisodeView {
@@ -83,6 +106,7 @@ export function episode(partial: Partial<EpisodeView> = {}): EpisodeView {
     status: "in_progress",
     active_ms: 0,
     done: false,
+    transitions: transitions(),
     steps: [],
     tools: [lookupCustomer, issueRefund],
     final_message: null,
