@@ -48,7 +48,7 @@ impl Default for ServeConfig {
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Reply {
-    Step(StepResponse),
+    Step(Box<StepResponse>),
     Value(Value),
 }
 
@@ -142,8 +142,8 @@ impl Server {
     /// the store.
     pub fn handle(&self, op: Op, fields: Fields) -> Result<Reply, ApiError> {
         match op {
-            Op::Reset => self.reset(&fields).map(Reply::Step),
-            Op::Step => self.step(&fields).map(Reply::Step),
+            Op::Reset => self.reset(&fields).map(|s| Reply::Step(Box::new(s))),
+            Op::Step => self.step(&fields).map(|s| Reply::Step(Box::new(s))),
             Op::State => self.state(&fields).map(Reply::Value),
             Op::Close => self.close(&fields).map(Reply::Value),
             Op::Schema => self.schema(&fields).map(Reply::Value),
