@@ -9,6 +9,7 @@ use crate::python;
 use crate::script::{self, ScriptError, ScriptOutput};
 use crate::sql::sandbox::SandboxMode;
 use crate::sql::values::{bind_named, collect_rows, from_json, truthy};
+use crate::template;
 use crate::world::{describe_schema_error, sql_message, ResultShape, Tool, ToolKind};
 
 pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> Observation {
@@ -92,11 +93,15 @@ fn execute(
             Ok((false, row)) => {
                 let mut context = args.clone();
                 context.extend(row);
-                let message = render(
+                let message = match render(
                     &world.templates,
+                    tool,
                     &guard.error_template,
                     &Value::Object(context),
-                );
+                ) {
+                    Ok(m) => m,
+                    Err(stopped) => return stopped,
+                };
                 return Observation::failure(ObservationErrorCode::GuardFailed, message);
             }
             Err(e) => return sql_failure(&e),
@@ -163,8 +168,10 @@ fn execute(
                     context.insert(k.clone(), v.clone());
                 }
             }
-            let text = render(&world.templates, template, &Value::Object(context));
-            return Observation::success(result, text);
+            return match render(&world.templates, tool, template, &Value::Object(context)) {
+                Ok(text) => Observation::success(result, text),
+                Err(stopped) => stopped,
+            };
         }
     }
     let text = match verbatim {
@@ -202,10 +209,25 @@ fn shape(
     }
 }
 
-fn render(env: &minijinja::Environment<'static>, name: &str, context: &Value) -> String {
-    env.get_template(name)
-        .and_then(|t| t.render(minijinja::Value::from(minijinja::value::Serde(context))))
-        .unwrap_or_else(|e| format!("(the message could not be shown: {e})"))
+/// A template's text; a template that broke a bound (fuel, size) fails the
+/// call, naming the tool and template, while an ordinary template error is
+/// shown in place of the message.
+fn render(
+    env: &minijinja::Environment<'static>,
+    tool: &Tool,
+    name: &str,
+    context: &Value,
+) -> Result<String, Observation> {
+    match template::render(env, name, context) {
+        Ok(text) => Ok(text),
+        Err(template::RenderError::Failed(e)) => {
+            Ok(format!("(the message could not be shown: {e})"))
+        }
+        Err(bound) => Err(Observation::failure(
+            ObservationErrorCode::ToolFailed,
+            bound.describe(&tool.name, name),
+        )),
+    }
 }
 
 fn sql_failure(e: &rusqlite::Error) -> Observation {

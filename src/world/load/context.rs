@@ -55,9 +55,7 @@ impl<'a> LoadContext<'a> {
         )));
         let conn = open_world_connection(&state).map_err(Error::Sqlite)?;
         let sandbox = Sandbox::install(&conn).map_err(Error::Sqlite)?;
-        let mut templates = minijinja::Environment::new();
-        templates.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
-        crate::template::register_filters(&mut templates);
+        let templates = crate::template::environment();
         Ok(LoadContext {
             root,
             diags,

@@ -1,0 +1,72 @@
+//! Bounds on every call: a hostile world's template or SQL fails the call
+//! (or the load) quickly, with an error that names what broke, instead of
+//! hanging or taking a gigabyte.
+
+use understudy_testkit as common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{copy_world, mini_dir, write};
+use serde_json::json;
+use understudy::{Action, Episode, World};
+
+/// Runs `f` on its own thread and fails the test if it does not return
+/// within `seconds` (before the bounds existed, these calls never did).
+fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(seconds))
+        .unwrap_or_else(|_| panic!("the call did not return within {seconds} s"))
+}
+
+/// The mini world plus one read tool `name` described by `toml`.
+fn world_with_tool(name: &str, toml: &str) -> tempfile::TempDir {
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        &format!("tools/{name}.toml"),
+        &format!("name = \"{name}\"\ndescription = \"hostile\"\nkind = \"read\"\n{toml}"),
+    );
+    dir
+}
+
+/// One step of tool `name` with no arguments in a fresh episode.
+fn step_once(dir: &std::path::Path, name: &str) -> understudy::Observation {
+    let world = std::sync::Arc::new(World::load(dir).expect("the world loads"));
+    let name = name.to_string();
+    within(60, move || {
+        let mut ep = Episode::new(world).expect("episode");
+        ep.reset("pay-back", 0).expect("reset");
+        ep.step(&Action::tool(&name, json!({})))
+            .expect("step")
+            .observation
+    })
+}
+
+#[test]
+fn a_runaway_result_template_fails_fast_naming_tool_and_template() {
+    let dir = world_with_tool(
+        "spin",
+        "[result]\nquery = \"SELECT 1\"\nshape = \"value\"\ntext = \"{% for i in range(100000) %}{% for j in range(100000) %}.{% endfor %}{% endfor %}\"\n",
+    );
+    let out = step_once(dir.path(), "spin");
+    assert!(!out.ok, "{}", out.text);
+    assert!(out.text.contains("`spin`"), "{}", out.text);
+    assert!(out.text.contains("spin/text"), "{}", out.text);
+    assert!(out.text.contains("took too long"), "{}", out.text);
+}
+
+#[test]
+fn a_huge_rendered_message_is_refused() {
+    let dir = world_with_tool(
+        "shout",
+        "[result]\nquery = \"SELECT 1\"\nshape = \"value\"\ntext = \"{% for i in range(4000) %}{{ 'x' * 1000 }}{% endfor %}\"\n",
+    );
+    let out = step_once(dir.path(), "shout");
+    assert!(!out.ok, "{}", out.text.len());
+    assert!(out.text.contains("`shout`"), "{}", out.text);
+    assert!(out.text.contains("bytes of text"), "{}", out.text);
+}
