@@ -262,7 +262,7 @@ fn bind(stmt: &mut rusqlite::CachedStatement<'_>, params: &Map) -> Result<(), Bo
         },
         None => None,
     })
-    .map_err(|e| sql_failure(e.to_string()))?;
+    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
@@ -276,10 +276,10 @@ fn query(sql: &str, params: Map) -> Result<Array, Box<EvalAltResult>> {
         let names: Vec<ImmutableString> = stmt.column_names().iter().map(|s| (*s).into()).collect();
         let mut rows = stmt.raw_query();
         let mut out = Array::new();
-        while let Some(row) = rows.next().map_err(|e| sql_failure(e.to_string()))? {
+        while let Some(row) = rows.next().map_err(|e| sql_failure(crate::sql::sql_message(&e)))? {
             let mut map = Map::new();
             for (i, name) in names.iter().enumerate() {
-                let v = row.get_ref(i).map_err(|e| sql_failure(e.to_string()))?;
+                let v = row.get_ref(i).map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
                 map.insert(name.as_str().into(), sql_to_dynamic(v));
             }
             out.push(map.into());
@@ -293,9 +293,9 @@ fn query_value(sql: &str, params: Map) -> Result<Dynamic, Box<EvalAltResult>> {
         let mut stmt = prepare(conn, sql, read_only, false)?;
         bind(&mut stmt, &params)?;
         let mut rows = stmt.raw_query();
-        match rows.next().map_err(|e| sql_failure(e.to_string()))? {
+        match rows.next().map_err(|e| sql_failure(crate::sql::sql_message(&e)))? {
             Some(row) => Ok(sql_to_dynamic(
-                row.get_ref(0).map_err(|e| sql_failure(e.to_string()))?,
+                row.get_ref(0).map_err(|e| sql_failure(crate::sql::sql_message(&e)))?,
             )),
             None => Ok(Dynamic::UNIT),
         }
@@ -306,7 +306,7 @@ fn execute(sql: &str, params: Map) -> Result<i64, Box<EvalAltResult>> {
     with_conn(|conn, read_only| {
         let mut stmt = prepare(conn, sql, read_only, true)?;
         bind(&mut stmt, &params)?;
-        let n = stmt.raw_execute().map_err(|e| sql_failure(e.to_string()))?;
+        let n = stmt.raw_execute().map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
         Ok(n as i64)
     })
 }

@@ -12,7 +12,6 @@ mod tool_call;
 mod view_call;
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, MAIN_DB};
@@ -26,16 +25,13 @@ use crate::error::{Error, Result};
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::sql::functions::{SharedState, SimState};
 use crate::sql::sandbox::{Sandbox, SandboxMode};
+use crate::sql::OperationBudget;
+use crate::sql::sql_message;
 use crate::sql::values::{bind_named, collect_rows, from_json};
 use crate::world::{Task, World, VIEW_TOOL_PREFIX};
 
 /// Prepared statements kept per episode connection.
 const STATEMENT_CACHE: usize = 256;
-/// SQLite calls the progress handler every this many VM operations.
-const PROGRESS_INTERVAL: i32 = 10_000;
-/// A single step may run at most this many progress intervals (~100M VM
-/// operations). Counting operations rather than time keeps it deterministic.
-const MAX_PROGRESS_TICKS: u64 = 10_000;
 
 /// The result of `reset`: the first observation and episode info.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,7 +84,8 @@ pub struct Episode {
     sandbox: Sandbox,
     state: SharedState,
     touched: Touched,
-    ops: Arc<AtomicU64>,
+    /// One operation budget per call and per query.
+    budget: OperationBudget,
     task_id: String,
     seed: u64,
     steps: u32,
@@ -124,12 +121,7 @@ impl Episode {
                 .unwrap_or_else(|e| e.into_inner())
                 .insert((table.to_string(), rowid));
         }))?;
-        let ops = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&ops);
-        conn.progress_handler(
-            PROGRESS_INTERVAL,
-            Some(move || counter.fetch_add(1, Ordering::Relaxed) >= MAX_PROGRESS_TICKS),
-        )?;
+        let budget = OperationBudget::install(&conn)?;
         let mut base = Connection::open_in_memory()?;
         base.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         base.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), true)?;
@@ -140,7 +132,7 @@ impl Episode {
             sandbox,
             state,
             touched,
-            ops,
+            budget,
             task_id: String::new(),
             seed: 0,
             steps: 0,
@@ -239,7 +231,7 @@ impl Episode {
             None => true,
             Some(list) => list.iter().any(|t| t == name) || name.starts_with(VIEW_TOOL_PREFIX),
         };
-        self.ops.store(0, Ordering::Relaxed);
+        self.budget.renew();
         if let (true, Some(tool)) = (allowed, world.tools.get(name)) {
             return (tool_call::run(self, tool, args), tool.ends_episode);
         }
@@ -305,7 +297,7 @@ impl Episode {
         params: &serde_json::Map<String, Value>,
     ) -> Result<Vec<serde_json::Map<String, Value>>> {
         crate::sql::sandbox::check_statement_kind(sql).map_err(Error::Other)?;
-        self.ops.store(0, Ordering::Relaxed);
+        self.budget.renew();
         let conn = self.conn();
         self.sandbox.with(SandboxMode::WorldRead, || {
             let mut stmt = conn.prepare_cached(sql)?;
@@ -313,7 +305,7 @@ impl Episode {
                 return Err(Error::Other("the query must only read".into()));
             }
             bind_named(&mut stmt, |name| params.get(name).map(from_json))?;
-            Ok(collect_rows(&mut stmt)?)
+            collect_rows(&mut stmt).map_err(query_failure)
         })
     }
 
@@ -375,5 +367,15 @@ impl Episode {
         self.conn
             .as_mut()
             .expect("the connection is only lent during a script call")
+    }
+}
+
+/// A query stopped by a bound says so in words; any other failure stays a
+/// database error.
+fn query_failure(e: rusqlite::Error) -> Error {
+    if crate::sql::budget::is_exhausted(&e) {
+        Error::Other(format!("the query took too long: {}", sql_message(&e)))
+    } else {
+        Error::Sqlite(e)
     }
 }

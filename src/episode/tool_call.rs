@@ -7,6 +7,7 @@ use super::Episode;
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
 use crate::script::{self, ScriptError, ScriptOutput};
+use crate::sql::budget::is_exhausted;
 use crate::sql::sandbox::SandboxMode;
 use crate::sql::values::{bind_named, collect_rows, from_json, truthy};
 use crate::template;
@@ -104,7 +105,7 @@ fn execute(
                 };
                 return Observation::failure(ObservationErrorCode::GuardFailed, message);
             }
-            Err(e) => return sql_failure(&e),
+            Err(e) => return sql_failure(tool, &e),
         }
     }
 
@@ -114,7 +115,7 @@ fn execute(
             stmt.raw_execute()
         });
         if let Err(e) = done {
-            return sql_failure(&e);
+            return sql_failure(tool, &e);
         }
     }
 
@@ -157,7 +158,7 @@ fn execute(
             });
             let rows = match rows {
                 Ok(r) => r,
-                Err(e) => return sql_failure(&e),
+                Err(e) => return sql_failure(tool, &e),
             };
             result = shape(rows, spec.shape, &mut context);
         }
@@ -230,12 +231,15 @@ fn render(
     }
 }
 
-fn sql_failure(e: &rusqlite::Error) -> Observation {
-    let message = sql_message(e);
-    let message = if message == "interrupted" {
-        "the tool took too long and was stopped".to_string()
+fn sql_failure(tool: &Tool, e: &rusqlite::Error) -> Observation {
+    let message = if is_exhausted(e) {
+        format!(
+            "the tool `{}` took too long: {}",
+            tool.name,
+            sql_message(e)
+        )
     } else {
-        message
+        sql_message(e)
     };
     Observation::failure(ObservationErrorCode::ToolFailed, message)
 }

@@ -70,3 +70,61 @@ fn a_huge_rendered_message_is_refused() {
     assert!(out.text.contains("`shout`"), "{}", out.text);
     assert!(out.text.contains("bytes of text"), "{}", out.text);
 }
+
+/// The problems loading `dir` reports, within a time limit.
+fn load_problems(dir: &std::path::Path) -> Vec<String> {
+    let dir = dir.to_path_buf();
+    within(60, move || common::problems(&dir))
+}
+
+#[test]
+fn an_endless_recursive_cte_in_schema_sql_fails_the_load() {
+    let dir = copy_world(&mini_dir());
+    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
+    write(
+        dir.path(),
+        "schema.sql",
+        &format!("{schema}\nCREATE TABLE forever AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) AS m FROM n;\n"),
+    );
+    let problems = load_problems(dir.path());
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("schema.sql") && p.contains("took too long")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn an_endless_trigger_fails_the_seed_with_its_file() {
+    let dir = copy_world(&mini_dir());
+    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
+    write(
+        dir.path(),
+        "schema.sql",
+        &format!("{schema}\nCREATE TABLE log (n INTEGER);\nCREATE TRIGGER spin AFTER INSERT ON accounts BEGIN INSERT INTO log WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n; END;\n"),
+    );
+    let problems = load_problems(dir.path());
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("accounts.csv") && p.contains("SQLite operations")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn an_endless_rubric_query_is_stopped_with_a_clear_error() {
+    let world = common::mini();
+    let err = within(60, move || {
+        let ep = common::episode(&world, "pay-back");
+        ep.query(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n",
+            &serde_json::Map::new(),
+        )
+        .expect_err("an endless query fails")
+        .to_string()
+    });
+    assert!(err.contains("took too long"), "{err}");
+    assert!(err.contains("SQLite operations"), "{err}");
+}
