@@ -18,6 +18,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 
 use crate::python;
+use crate::sql::limits::ResultSize;
 use crate::sql::sandbox::check_statement_kind;
 use crate::sql::values::bind_named;
 
@@ -276,10 +277,12 @@ fn query(sql: &str, params: Map) -> Result<Array, Box<EvalAltResult>> {
         let names: Vec<ImmutableString> = stmt.column_names().iter().map(|s| (*s).into()).collect();
         let mut rows = stmt.raw_query();
         let mut out = Array::new();
+        let mut size = ResultSize::default();
         while let Some(row) = rows.next().map_err(|e| sql_failure(crate::sql::sql_message(&e)))? {
             let mut map = Map::new();
             for (i, name) in names.iter().enumerate() {
                 let v = row.get_ref(i).map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
+                size.add(v).map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
                 map.insert(name.as_str().into(), sql_to_dynamic(v));
             }
             out.push(map.into());

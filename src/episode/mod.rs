@@ -375,6 +375,8 @@ impl Episode {
 fn query_failure(e: rusqlite::Error) -> Error {
     if crate::sql::budget::is_exhausted(&e) {
         Error::Other(format!("the query took too long: {}", sql_message(&e)))
+    } else if crate::sql::is_bound(&e) {
+        Error::Other(format!("the query was stopped: {}", sql_message(&e)))
     } else {
         Error::Sqlite(e)
     }

@@ -8,6 +8,7 @@ use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
 use crate::script::{self, ScriptError, ScriptOutput};
 use crate::sql::budget::is_exhausted;
+use crate::sql::is_bound;
 use crate::sql::sandbox::SandboxMode;
 use crate::sql::values::{bind_named, collect_rows, from_json, truthy};
 use crate::template;
@@ -233,11 +234,9 @@ fn render(
 
 fn sql_failure(tool: &Tool, e: &rusqlite::Error) -> Observation {
     let message = if is_exhausted(e) {
-        format!(
-            "the tool `{}` took too long: {}",
-            tool.name,
-            sql_message(e)
-        )
+        format!("the tool `{}` took too long: {}", tool.name, sql_message(e))
+    } else if is_bound(e) {
+        format!("the tool `{}` was stopped: {}", tool.name, sql_message(e))
     } else {
         sql_message(e)
     };

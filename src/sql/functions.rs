@@ -207,7 +207,9 @@ fn round_int(i: i64, digits: i32) -> i64 {
 /// clock. The real implementations run on a private plain connection, so
 /// every other behaviour (modifiers, formats) is SQLite's own.
 fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> {
-    let helper = Arc::new(Mutex::new(Connection::open_in_memory()?));
+    let helper = Connection::open_in_memory()?;
+    super::limits::apply(&helper)?;
+    let helper = Arc::new(Mutex::new(helper));
     for name in [
         "date",
         "time",

@@ -128,3 +128,60 @@ fn an_endless_rubric_query_is_stopped_with_a_clear_error() {
     assert!(err.contains("took too long"), "{err}");
     assert!(err.contains("SQLite operations"), "{err}");
 }
+
+#[test]
+fn a_gigabyte_string_in_a_tool_fails_naming_the_limit_and_the_tool() {
+    let dir = world_with_tool(
+        "balloon",
+        "[result]\nquery = \"SELECT length(printf('%.*c', 999999999, 'x'))\"\nshape = \"value\"\n",
+    );
+    let out = step_once(dir.path(), "balloon");
+    assert!(!out.ok, "{}", out.text);
+    assert!(out.text.contains("`balloon`"), "{}", out.text);
+    assert!(out.text.contains("8 MiB"), "{}", out.text);
+}
+
+#[test]
+fn a_gigabyte_blob_in_a_rubric_query_fails_naming_the_limit() {
+    let world = common::mini();
+    let ep = common::episode(&world, "pay-back");
+    let err = ep
+        .query(
+            "SELECT length(hex(zeroblob(4e8)))",
+            &serde_json::Map::new(),
+        )
+        .expect_err("a 400 MB blob is refused")
+        .to_string();
+    assert!(err.contains("8 MiB"), "{err}");
+}
+
+#[test]
+fn many_rows_under_the_value_limit_still_cannot_take_gigabytes() {
+    let dir = world_with_tool(
+        "flood",
+        "[result]\nquery = \"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) SELECT i, hex(zeroblob(2000000)) AS junk FROM n\"\nshape = \"rows\"\n",
+    );
+    let out = step_once(dir.path(), "flood");
+    assert!(!out.ok, "{} bytes of text", out.text.len());
+    assert!(out.text.contains("MiB"), "{}", out.text);
+}
+
+#[test]
+fn a_write_tool_cannot_grow_the_database_without_bound() {
+    let dir = copy_world(&mini_dir());
+    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
+    write(
+        dir.path(),
+        "schema.sql",
+        &format!("{schema}\nCREATE TABLE junk (b BLOB);\n"),
+    );
+    write(
+        dir.path(),
+        "tools/hoard.toml",
+        "name = \"hoard\"\ndescription = \"fills the database\"\nbody = [\"INSERT INTO junk WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) SELECT zeroblob(4000000) FROM n\"]\n",
+    );
+    let out = step_once(dir.path(), "hoard");
+    assert!(!out.ok, "{}", out.text);
+    assert!(out.text.contains("`hoard`"), "{}", out.text);
+    assert!(out.text.contains("128 MiB"), "{}", out.text);
+}
