@@ -203,9 +203,33 @@ fn round_int(i: i64, digits: i32) -> i64 {
     q.saturating_mul(m)
 }
 
+/// A world's time zone is UTC, so SQLite's `localtime` and `utc` modifiers
+/// convert between UTC and UTC: they are dropped. Left in, they would ask
+/// the C library for the *host's* zone (`TZ`), and the same world would
+/// show 09:00 on one machine and 18:00 on another. SQLite matches modifiers
+/// case-insensitively and exactly, and reads blobs as text, so this does too.
+/// `from` is the index of the first modifier.
+fn drop_zone_modifiers(args: &mut Vec<SqlValue>, from: usize) {
+    let is_zone = |bytes: &[u8]| {
+        bytes.eq_ignore_ascii_case(b"localtime") || bytes.eq_ignore_ascii_case(b"utc")
+    };
+    let mut i = 0;
+    args.retain(|arg| {
+        let modifier = i >= from;
+        i += 1;
+        !(modifier
+            && match arg {
+                SqlValue::Text(t) => is_zone(t.as_bytes()),
+                SqlValue::Blob(b) => is_zone(b),
+                _ => false,
+            })
+    });
+}
+
 /// SQLite's date and time functions, with `'now'` meaning the simulated
-/// clock. The real implementations run on a private plain connection, so
-/// every other behaviour (modifiers, formats) is SQLite's own.
+/// clock and no host time zone. The real implementations run on a private
+/// plain connection, so every other behaviour (modifiers, formats) is
+/// SQLite's own.
 fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> {
     let helper = Connection::open_in_memory()?;
     super::limits::apply(&helper)?;
@@ -236,6 +260,9 @@ fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::
                         *t = now.clone();
                     }
                 }
+            }
+            if name != "timediff" {
+                drop_zone_modifiers(&mut args, first_time_arg + 1);
             }
             let placeholders = vec!["?"; args.len()].join(",");
             let sql = format!("SELECT {name}({placeholders})");
@@ -273,6 +300,50 @@ mod tests {
         assert_eq!(round_int(1350, -2), 1400);
         assert_eq!(round_int(-1250, -2), -1200);
         assert_eq!(round_int(7, 2), 7);
+    }
+
+    #[test]
+    fn zone_modifiers_are_dropped_from_modifier_positions_only() {
+        let text = |t: &str| SqlValue::Text(t.to_string());
+        let mut args = vec![
+            text("localtime"),
+            text("LocalTime"),
+            text("+1 day"),
+            SqlValue::Blob(b"utc".to_vec()),
+            text("utc "),
+        ];
+        drop_zone_modifiers(&mut args, 1);
+        assert_eq!(args, vec![text("localtime"), text("+1 day"), text("utc ")]);
+    }
+
+    #[test]
+    fn localtime_reads_as_utc() {
+        let state: SharedState = Arc::new(Mutex::new(SimState::new(
+            1_741_078_800, // 2025-03-04T09:00:00Z
+            0,
+            IdFormats {
+                separator: "-".into(),
+                width: 6,
+                start: 1,
+            },
+        )));
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn, &state).unwrap();
+        let row: (String, String, String) = conn
+            .query_row(
+                "SELECT datetime('now', 'localtime'), datetime('2025-03-04 09:00:00', 'utc'), strftime('%H:%M', 'now', 'LOCALTIME', '+1 hour')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            (
+                "2025-03-04 09:00:00".to_string(),
+                "2025-03-04 09:00:00".to_string(),
+                "10:00".to_string()
+            )
+        );
     }
 
     #[test]
