@@ -13,6 +13,11 @@
 
 use std::cell::RefCell;
 
+use rhai::packages::{
+    ArithmeticPackage, BasicArrayPackage, BasicBlobPackage, BasicFnPackage, BasicIteratorPackage,
+    BasicMapPackage, BasicMathPackage, BasicStringPackage, BitFieldPackage, LogicPackage,
+    MoreStringPackage, Package,
+};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position, Scope, AST};
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
@@ -58,8 +63,30 @@ thread_local! {
 }
 
 /// Creates the shared script engine with the world API registered.
+///
+/// The engine is built from Rhai's packages one by one, leaving out the two
+/// that reach the host: the time package (`timestamp()`, `elapsed`) and the
+/// language-core package, whose `sleep()` blocks the thread on real time.
+/// With neither, a script has no clock; the simulated one is `now()`.
 pub fn engine() -> Engine {
-    let mut engine = Engine::new();
+    let mut engine = Engine::new_raw();
+    for package in [
+        ArithmeticPackage::new().as_shared_module(),
+        BasicStringPackage::new().as_shared_module(),
+        BasicIteratorPackage::new().as_shared_module(),
+        BasicFnPackage::new().as_shared_module(),
+        BitFieldPackage::new().as_shared_module(),
+        LogicPackage::new().as_shared_module(),
+        BasicMathPackage::new().as_shared_module(),
+        BasicArrayPackage::new().as_shared_module(),
+        BasicBlobPackage::new().as_shared_module(),
+        BasicMapPackage::new().as_shared_module(),
+        MoreStringPackage::new().as_shared_module(),
+    ] {
+        engine.register_global_module(package);
+    }
+    // What `Engine::new` would set: interning keeps repeated strings cheap.
+    engine.set_max_strings_interned(256);
     engine.set_max_operations(MAX_OPERATIONS);
     engine.set_max_call_levels(64);
     engine.set_max_expr_depths(128, 64);

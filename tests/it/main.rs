@@ -9,6 +9,7 @@ mod rubric_lint;
 mod rubric_score;
 mod rubric_worlds;
 mod sandbox;
+mod simulation;
 mod store;
 mod tau_conformance;
 mod tidy;

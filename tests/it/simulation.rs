@@ -1,0 +1,68 @@
+//! The simulated world owes nothing to the host, to failed calls or to
+//! whoever inspects it: scripts have no clock, a failed call gives back the
+//! ids and random draws it used, a rubric query changes nothing, and clock
+//! settings that would wrap are refused at load.
+
+use understudy_testkit as common;
+
+use common::{copy_world, mini_dir, problems, write};
+use serde_json::json;
+use understudy::{Action, Episode, World};
+
+/// The mini world plus one tool `name` running `script`.
+fn world_with_script(name: &str, script: &str) -> tempfile::TempDir {
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        &format!("tools/{name}.toml"),
+        &format!(
+            "name = \"{name}\"\ndescription = \"reads the host\"\nkind = \"read\"\nscript = \"scripts/{name}.rhai\"\n"
+        ),
+    );
+    write(dir.path(), &format!("scripts/{name}.rhai"), script);
+    dir
+}
+
+fn step(dir: &std::path::Path, tool: &str) -> understudy::Observation {
+    let world = std::sync::Arc::new(World::load(dir).expect("loads"));
+    let mut ep = Episode::new(world).unwrap();
+    ep.reset("pay-back", 0).unwrap();
+    ep.step(&Action::tool(tool, json!({}))).unwrap().observation
+}
+
+#[test]
+fn scripts_have_no_clock() {
+    for (name, script) in [
+        ("stamp", "let t = timestamp(); \"the time is known\""),
+        ("nap", "sleep(3); \"slept\""),
+        ("nap_float", "sleep(3.0); \"slept\""),
+    ] {
+        let dir = world_with_script(name, script);
+        let started = std::time::Instant::now();
+        let out = step(dir.path(), name);
+        assert!(!out.ok, "{name}: {}", out.text);
+        assert!(out.text.contains("not found"), "{name}: {}", out.text);
+        assert!(started.elapsed().as_secs() < 3, "{name} waited on real time");
+    }
+}
+
+#[test]
+fn scripts_keep_the_rest_of_the_language() {
+    let dir = world_with_script(
+        "busy",
+        r#"
+        let xs = [3, 1, 2];
+        xs.sort();
+        let m = #{ a: 1.5, b: "x" };
+        let s = `${xs[0]}-${m.b}`.to_upper();
+        let blob = blob(2, 7);
+        let f = |x| x * 2;
+        let total = 0;
+        for i in range(0, 4) { total += f.call(i); }
+        s + ":" + total + ":" + blob.len() + ":" + (10 >> 1) + ":" + type_of(m) + ":" + floor(2.7) + ":" + now()
+        "#,
+    );
+    let out = step(dir.path(), "busy");
+    assert!(out.ok, "{}", out.text);
+    assert_eq!(out.text, "1-X:12:2:5:map:2.0:2025-01-01T09:00:00Z");
+}
