@@ -225,7 +225,23 @@ impl Episode {
         })
     }
 
+    /// Runs one call. A failed call gives back the ids and random numbers it
+    /// drew, as its savepoint gives back its rows: the world, simulated
+    /// state included, is exactly as it was.
     fn call(&mut self, name: &str, args: &serde_json::Map<String, Value>) -> (Observation, bool) {
+        let draws = self.lock_state().draws();
+        let (observation, ends) = self.dispatch(name, args);
+        if !observation.ok {
+            self.lock_state().restore(draws);
+        }
+        (observation, ends)
+    }
+
+    fn dispatch(
+        &mut self,
+        name: &str,
+        args: &serde_json::Map<String, Value>,
+    ) -> (Observation, bool) {
         let world = Arc::clone(&self.world);
         let allowed = match &world.task(&self.task_id).and_then(|t| t.tools.clone()) {
             None => true,

@@ -49,6 +49,22 @@ impl SimState {
         }
     }
 
+    /// The part of the state a call can use up: id counters and the random
+    /// stream. Taken before a call, so a failed call can give it back.
+    pub fn draws(&self) -> Draws {
+        Draws {
+            counters: self.counters.clone(),
+            rng: self.rng,
+        }
+    }
+
+    /// Puts back the draws taken earlier: the ids and random numbers used
+    /// since are unused again.
+    pub fn restore(&mut self, draws: Draws) {
+        self.counters = draws.counters;
+        self.rng = draws.rng;
+    }
+
     pub fn now_rfc3339(&self) -> String {
         DateTime::<Utc>::from_timestamp(self.clock, 0)
             .unwrap_or_default()
@@ -83,6 +99,13 @@ impl SimState {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+}
+
+/// A saved copy of what [`SimState::draws`] covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draws {
+    counters: HashMap<String, u64>,
+    rng: u64,
 }
 
 pub type SharedState = Arc<Mutex<SimState>>;
@@ -357,5 +380,19 @@ mod tests {
         assert_eq!(s.new_id("RF"), "RF-000001");
         assert_eq!(s.new_id("RF"), "RF-000002");
         assert_eq!(s.new_id("ESC"), "ESC-000001");
+    }
+
+    #[test]
+    fn restored_draws_are_drawn_again() {
+        let ids = IdFormats {
+            separator: "-".into(),
+            width: 2,
+            start: 1,
+        };
+        let mut s = SimState::new(0, 7, ids);
+        let saved = s.draws();
+        let (id, r) = (s.new_id("X"), s.next_random());
+        s.restore(saved);
+        assert_eq!((s.new_id("X"), s.next_random()), (id, r));
     }
 }

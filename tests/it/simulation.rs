@@ -66,3 +66,55 @@ fn scripts_keep_the_rest_of_the_language() {
     assert!(out.ok, "{}", out.text);
     assert_eq!(out.text, "1-X:12:2:5:map:2.0:2025-01-01T09:00:00Z");
 }
+
+/// The mini world plus a write tool `grab` that takes an id and a random
+/// number into `log`, then fails when `fail` is true (in its body, its
+/// script or its result, as `how` says).
+fn world_with_grab(how: &str) -> std::sync::Arc<World> {
+    let dir = copy_world(&mini_dir());
+    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
+    write(
+        dir.path(),
+        "schema.sql",
+        &format!("{schema}\nCREATE TABLE log (id TEXT, r INTEGER, CHECK (id <> 'never'));\n"),
+    );
+    let failing = match how {
+        "body" => "body = [\"INSERT INTO log VALUES (new_id('G'), random())\", \"INSERT INTO log SELECT 'never', 0 WHERE :fail\"]\n[result]\nquery = \"SELECT id || ' ' || r FROM log ORDER BY rowid DESC LIMIT 1\"\nshape = \"value\"\n".to_string(),
+        "script" => {
+            write(
+                dir.path(),
+                "scripts/grab.rhai",
+                "execute(\"INSERT INTO log VALUES (new_id('G'), random())\");\nlet id = new_id(\"G\");\nif args.fail { fail(\"no\"); }\nquery_value(\"SELECT id || ' ' || r FROM log ORDER BY rowid DESC LIMIT 1\") + \" \" + id",
+            );
+            "script = \"scripts/grab.rhai\"\n".to_string()
+        }
+        _ => unreachable!(),
+    };
+    write(
+        dir.path(),
+        "tools/grab.toml",
+        &format!("name = \"grab\"\ndescription = \"takes an id\"\n{failing}\n[parameters]\ntype = \"object\"\n[parameters.properties.fail]\ntype = \"boolean\"\n"),
+    );
+    std::sync::Arc::new(World::load(dir.path()).expect("loads"))
+}
+
+#[test]
+fn a_failed_call_gives_back_its_ids_and_random_draws() {
+    for how in ["body", "script"] {
+        let world = world_with_grab(how);
+        let grab = |fail: bool| Action::tool("grab", json!({ "fail": fail }));
+        // Without the failed call.
+        let mut clean = Episode::new(world.clone()).unwrap();
+        clean.reset("pay-back", 5).unwrap();
+        let expected = clean.step(&grab(false)).unwrap().observation;
+        assert!(expected.ok, "{how}: {}", expected.text);
+        // With a failed call first: the same id and random number.
+        let mut ep = Episode::new(world).unwrap();
+        ep.reset("pay-back", 5).unwrap();
+        let failed = ep.step(&grab(true)).unwrap().observation;
+        assert!(!failed.ok, "{how}: the call should fail");
+        let after = ep.step(&grab(false)).unwrap().observation;
+        assert_eq!(after.text, expected.text, "{how}");
+        assert!(after.text.starts_with("G-000001 "), "{how}: {}", after.text);
+    }
+}
