@@ -306,7 +306,9 @@ impl Episode {
     }
 
     /// Runs a read-only query against the live state, under the sandbox and
-    /// the operation budget: for rubrics and inspection.
+    /// the operation budget: for rubrics and inspection. Looking changes
+    /// nothing: ids and random numbers the query draws are given back, so
+    /// scoring or inspecting an episode cannot change what it does next.
     pub fn query(
         &self,
         sql: &str,
@@ -314,15 +316,18 @@ impl Episode {
     ) -> Result<Vec<serde_json::Map<String, Value>>> {
         crate::sql::sandbox::check_statement_kind(sql).map_err(Error::Other)?;
         self.budget.renew();
+        let draws = self.lock_state().draws();
         let conn = self.conn();
-        self.sandbox.with(SandboxMode::WorldRead, || {
+        let rows = self.sandbox.with(SandboxMode::WorldRead, || {
             let mut stmt = conn.prepare_cached(sql)?;
             if !stmt.readonly() {
                 return Err(Error::Other("the query must only read".into()));
             }
             bind_named(&mut stmt, |name| params.get(name).map(from_json))?;
             collect_rows(&mut stmt).map_err(query_failure)
-        })
+        });
+        self.lock_state().restore(draws);
+        rows
     }
 
     pub fn world(&self) -> &Arc<World> {

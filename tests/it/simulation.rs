@@ -118,3 +118,63 @@ fn a_failed_call_gives_back_its_ids_and_random_draws() {
         assert!(after.text.starts_with("G-000001 "), "{how}: {}", after.text);
     }
 }
+
+#[test]
+fn a_query_draws_nothing_from_the_episode() {
+    let world = common::mini();
+    let mut ep = common::episode(&world, "pay-back");
+    let peek = "SELECT new_id('TR') AS id, random() AS r";
+    let first = ep.query(peek, &serde_json::Map::new()).unwrap();
+    assert_eq!(first[0]["id"], "TR-000001");
+    let again = ep.query(peek, &serde_json::Map::new()).unwrap();
+    assert_eq!(again, first, "looking twice sees the same next id and number");
+    let out = ep
+        .step(&Action::tool(
+            "transfer",
+            json!({"from_id": "A-1", "to_id": "A-2", "amount": 25.0}),
+        ))
+        .unwrap()
+        .observation;
+    assert!(out.text.starts_with("Transfer TR-000001 "), "{}", out.text);
+}
+
+#[test]
+fn rubric_criteria_cannot_change_what_the_next_criterion_sees() {
+    let world = common::mini();
+    let text = r#"
+format = 1
+task = "pay-back"
+version = "1"
+title = "Peeks at the next id"
+
+[[criteria]]
+id = "first-peek"
+description = "The next transfer id is TR-000002."
+kind = "state"
+query = "SELECT new_id('TR')"
+expect = { equals = "TR-000002" }
+points = 1
+
+[[criteria]]
+id = "second-peek"
+description = "Still TR-000002."
+kind = "state"
+query = "SELECT new_id('TR')"
+expect = { equals = "TR-000002" }
+points = 1
+"#;
+    let rubric = understudy::rubric::Rubric::from_str(&world, "pay-back", "rubrics/peek.toml", text)
+        .expect("the rubric loads");
+    let actions: Vec<Action> = world
+        .task("pay-back")
+        .unwrap()
+        .solution
+        .iter()
+        .map(|a| Action::from_json(a).unwrap())
+        .collect();
+    let mut ep = Episode::new(world.clone()).unwrap();
+    let score = understudy::rubric::replay_and_score(&mut ep, &rubric, 0, &actions, &[]).unwrap();
+    for c in &score.criteria {
+        assert_eq!(c.met, Some(true), "{}: {:?}", c.id, c.evidence);
+    }
+}
