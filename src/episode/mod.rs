@@ -194,8 +194,7 @@ impl Episode {
         self.steps += 1;
         {
             let tick = self.world.meta.tick_seconds;
-            let mut st = self.lock_state();
-            st.clock += tick;
+            self.lock_state().advance(tick);
         }
         let max_steps = self.task().max_steps;
         let terminated = ends && observation.ok;

@@ -24,6 +24,13 @@ pub struct IdFormats {
     pub start: u64,
 }
 
+/// The earliest simulated time, 0000-01-01T00:00:00Z: SQLite's date
+/// functions know no earlier year.
+pub const MIN_CLOCK: i64 = -62_167_219_200;
+/// The latest simulated time, 9999-12-31T23:59:59Z: SQLite's date
+/// functions know no later year.
+pub const MAX_CLOCK: i64 = 253_402_300_799;
+
 /// The per-episode simulated state the built-ins read.
 #[derive(Debug, Clone)]
 pub struct SimState {
@@ -47,6 +54,13 @@ impl SimState {
             rng: seed,
             ids,
         }
+    }
+
+    /// Moves the clock on by `seconds`. It stops at [`MAX_CLOCK`] rather than
+    /// wrap (a replay may run past any task's step limit); loading keeps
+    /// real worlds far from it.
+    pub fn advance(&mut self, seconds: i64) {
+        self.clock = self.clock.saturating_add(seconds).min(MAX_CLOCK);
     }
 
     /// The part of the state a call can use up: id counters and the random
@@ -380,6 +394,19 @@ mod tests {
         assert_eq!(s.new_id("RF"), "RF-000001");
         assert_eq!(s.new_id("RF"), "RF-000002");
         assert_eq!(s.new_id("ESC"), "ESC-000001");
+    }
+
+    #[test]
+    fn the_clock_stops_at_the_end_of_year_9999() {
+        let ids = IdFormats {
+            separator: "-".into(),
+            width: 2,
+            start: 1,
+        };
+        let mut s = SimState::new(MAX_CLOCK - 10, 0, ids);
+        s.advance(i64::MAX);
+        assert_eq!(s.clock, MAX_CLOCK);
+        assert_eq!(s.now_rfc3339(), "9999-12-31T23:59:59Z");
     }
 
     #[test]

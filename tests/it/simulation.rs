@@ -178,3 +178,57 @@ points = 1
         assert_eq!(c.met, Some(true), "{}: {:?}", c.id, c.evidence);
     }
 }
+
+#[test]
+fn clock_settings_that_would_wrap_are_refused_at_load() {
+    for (from, to, subject) in [
+        (
+            "tick_seconds = 30",
+            "tick_seconds = 9223372036854775000",
+            "clock.tick_seconds",
+        ),
+        (
+            "tick_seconds = 30",
+            "tick_seconds = 31622401",
+            "clock.tick_seconds",
+        ),
+        (
+            "start = \"2025-01-01T09:00:00Z\"",
+            "start = \"9999-12-31T23:30:00-05:00\"",
+            "clock.start",
+        ),
+        (
+            "start = \"2025-01-01T09:00:00Z\"",
+            "start = \"0000-01-01T00:30:00+01:00\"",
+            "clock.start",
+        ),
+    ] {
+        let dir = copy_world(&mini_dir());
+        common::replace(dir.path(), "world.toml", from, to);
+        let problems = problems(dir.path());
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("world.toml") && p.contains(subject)),
+            "{to}: {problems:?}"
+        );
+    }
+}
+
+#[test]
+fn the_largest_allowed_tick_keeps_the_clock_readable() {
+    let dir = copy_world(&mini_dir());
+    common::replace(
+        dir.path(),
+        "world.toml",
+        "tick_seconds = 30",
+        "tick_seconds = 31622400",
+    );
+    let world = std::sync::Arc::new(World::load(dir.path()).expect("366 days is allowed"));
+    let mut ep = Episode::new(world).unwrap();
+    ep.reset("pay-back", 0).unwrap();
+    let out = ep
+        .step(&Action::message("Hello"))
+        .expect("a step");
+    assert_eq!(out.info.clock, "2026-01-02T09:00:00Z");
+}
