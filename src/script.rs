@@ -305,11 +305,17 @@ fn query(sql: &str, params: Map) -> Result<Array, Box<EvalAltResult>> {
         let mut rows = stmt.raw_query();
         let mut out = Array::new();
         let mut size = ResultSize::default();
-        while let Some(row) = rows.next().map_err(|e| sql_failure(crate::sql::sql_message(&e)))? {
+        while let Some(row) = rows
+            .next()
+            .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?
+        {
             let mut map = Map::new();
             for (i, name) in names.iter().enumerate() {
-                let v = row.get_ref(i).map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
-                size.add(v).map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
+                let v = row
+                    .get_ref(i)
+                    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
+                size.add(v)
+                    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
                 map.insert(name.as_str().into(), sql_to_dynamic(v));
             }
             out.push(map.into());
@@ -323,9 +329,13 @@ fn query_value(sql: &str, params: Map) -> Result<Dynamic, Box<EvalAltResult>> {
         let mut stmt = prepare(conn, sql, read_only, false)?;
         bind(&mut stmt, &params)?;
         let mut rows = stmt.raw_query();
-        match rows.next().map_err(|e| sql_failure(crate::sql::sql_message(&e)))? {
+        match rows
+            .next()
+            .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?
+        {
             Some(row) => Ok(sql_to_dynamic(
-                row.get_ref(0).map_err(|e| sql_failure(crate::sql::sql_message(&e)))?,
+                row.get_ref(0)
+                    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?,
             )),
             None => Ok(Dynamic::UNIT),
         }
@@ -336,7 +346,9 @@ fn execute(sql: &str, params: Map) -> Result<i64, Box<EvalAltResult>> {
     with_conn(|conn, read_only| {
         let mut stmt = prepare(conn, sql, read_only, true)?;
         bind(&mut stmt, &params)?;
-        let n = stmt.raw_execute().map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
+        let n = stmt
+            .raw_execute()
+            .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
         Ok(n as i64)
     })
 }

@@ -71,9 +71,8 @@ pub fn render(
         return Err(RenderError::TooLarge);
     }
     match rendered {
-        Ok(_) => String::from_utf8(out.bytes).map_err(|e| {
-            RenderError::Failed(Error::new(ErrorKind::WriteFailure, e.to_string()))
-        }),
+        Ok(_) => String::from_utf8(out.bytes)
+            .map_err(|e| RenderError::Failed(Error::new(ErrorKind::WriteFailure, e.to_string()))),
         Err(e) if e.kind() == ErrorKind::OutOfFuel => Err(RenderError::OutOfFuel),
         Err(e) => Err(RenderError::Failed(e)),
     }
@@ -170,35 +169,32 @@ mod tests {
         );
     }
 
-    fn env_with(name: &str, source: &str) -> Environment<'static> {
+    /// Renders `source` alone in a world environment.
+    fn render_source(source: &str, context: serde_json::Value) -> Result<String, RenderError> {
         let mut env = environment();
-        env.add_template_owned(name.to_string(), source.to_string())
+        env.add_template_owned("t".to_string(), source.to_string())
             .unwrap();
-        env
+        render(&env, "t", &context)
     }
 
     #[test]
     fn renders_within_bounds() {
-        let env = env_with("t", "Hi {{ who }}: {{ cents | money }}");
-        let out = render(&env, "t", &serde_json::json!({"who": "Ada", "cents": 150})).unwrap();
-        assert_eq!(out, "Hi Ada: $1.50");
+        let out = render_source(
+            "Hi {{ who }}: {{ cents | money }}",
+            serde_json::json!({"who": "Ada", "cents": 150}),
+        );
+        assert_eq!(out.unwrap(), "Hi Ada: $1.50");
     }
 
     #[test]
-    fn runaway_loops_run_out_of_fuel() {
-        let env = env_with(
-            "t",
-            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
-        );
-        let err = render(&env, "t", &serde_json::json!({})).unwrap_err();
+    fn runaway_loops_run_out_of_fuel_and_huge_text_is_refused() {
+        let nested =
+            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}";
+        let err = render_source(nested, serde_json::json!({})).unwrap_err();
         assert!(matches!(err, RenderError::OutOfFuel), "{err:?}");
         assert!(err.describe("spin", "spin/text").contains("`spin`"));
-    }
-
-    #[test]
-    fn output_is_capped() {
-        let env = env_with("t", "{% for i in range(5000) %}{{ 'x' * 1000 }}{% endfor %}");
-        let err = render(&env, "t", &serde_json::json!({})).unwrap_err();
+        let huge = "{% for i in range(5000) %}{{ 'x' * 1000 }}{% endfor %}";
+        let err = render_source(huge, serde_json::json!({})).unwrap_err();
         assert!(matches!(err, RenderError::TooLarge), "{err:?}");
     }
 }

@@ -25,9 +25,9 @@ use crate::error::{Error, Result};
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::sql::functions::{SharedState, SimState};
 use crate::sql::sandbox::{Sandbox, SandboxMode};
-use crate::sql::OperationBudget;
 use crate::sql::sql_message;
 use crate::sql::values::{bind_named, collect_rows, from_json};
+use crate::sql::OperationBudget;
 use crate::world::{Task, World, VIEW_TOOL_PREFIX};
 
 /// Prepared statements kept per episode connection.

@@ -102,7 +102,7 @@ fn execute(
                     &Value::Object(context),
                 ) {
                     Ok(m) => m,
-                    Err(stopped) => return stopped,
+                    Err(m) => return Observation::failure(ObservationErrorCode::ToolFailed, m),
                 };
                 return Observation::failure(ObservationErrorCode::GuardFailed, message);
             }
@@ -172,7 +172,7 @@ fn execute(
             }
             return match render(&world.templates, tool, template, &Value::Object(context)) {
                 Ok(text) => Observation::success(result, text),
-                Err(stopped) => stopped,
+                Err(m) => Observation::failure(ObservationErrorCode::ToolFailed, m),
             };
         }
     }
@@ -212,23 +212,20 @@ fn shape(
 }
 
 /// A template's text; a template that broke a bound (fuel, size) fails the
-/// call, naming the tool and template, while an ordinary template error is
-/// shown in place of the message.
+/// call (the `Err` is its message, naming the tool and template), while an
+/// ordinary template error is shown in place of the message.
 fn render(
     env: &minijinja::Environment<'static>,
     tool: &Tool,
     name: &str,
     context: &Value,
-) -> Result<String, Observation> {
+) -> Result<String, String> {
     match template::render(env, name, context) {
         Ok(text) => Ok(text),
         Err(template::RenderError::Failed(e)) => {
             Ok(format!("(the message could not be shown: {e})"))
         }
-        Err(bound) => Err(Observation::failure(
-            ObservationErrorCode::ToolFailed,
-            bound.describe(&tool.name, name),
-        )),
+        Err(bound) => Err(bound.describe(&tool.name, name)),
     }
 }
 

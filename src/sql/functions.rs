@@ -331,6 +331,14 @@ fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::
 mod tests {
     use super::*;
 
+    fn ids() -> IdFormats {
+        IdFormats {
+            separator: "-".into(),
+            width: 6,
+            start: 1,
+        }
+    }
+
     #[test]
     fn round_int_half_even() {
         assert_eq!(round_int(1250, -2), 1200);
@@ -355,15 +363,8 @@ mod tests {
 
     #[test]
     fn localtime_reads_as_utc() {
-        let state: SharedState = Arc::new(Mutex::new(SimState::new(
-            1_741_078_800, // 2025-03-04T09:00:00Z
-            0,
-            IdFormats {
-                separator: "-".into(),
-                width: 6,
-                start: 1,
-            },
-        )));
+        // 2025-03-04T09:00:00Z
+        let state: SharedState = Arc::new(Mutex::new(SimState::new(1_741_078_800, 0, ids())));
         let conn = Connection::open_in_memory().unwrap();
         register(&conn, &state).unwrap();
         let row: (String, String, String) = conn
@@ -385,12 +386,7 @@ mod tests {
 
     #[test]
     fn ids_are_sequential_per_prefix() {
-        let ids = IdFormats {
-            separator: "-".into(),
-            width: 6,
-            start: 1,
-        };
-        let mut s = SimState::new(0, 1, ids);
+        let mut s = SimState::new(0, 1, ids());
         assert_eq!(s.new_id("RF"), "RF-000001");
         assert_eq!(s.new_id("RF"), "RF-000002");
         assert_eq!(s.new_id("ESC"), "ESC-000001");
@@ -398,12 +394,7 @@ mod tests {
 
     #[test]
     fn the_clock_stops_at_the_end_of_year_9999() {
-        let ids = IdFormats {
-            separator: "-".into(),
-            width: 2,
-            start: 1,
-        };
-        let mut s = SimState::new(MAX_CLOCK - 10, 0, ids);
+        let mut s = SimState::new(MAX_CLOCK - 10, 0, ids());
         s.advance(i64::MAX);
         assert_eq!(s.clock, MAX_CLOCK);
         assert_eq!(s.now_rfc3339(), "9999-12-31T23:59:59Z");
@@ -411,12 +402,7 @@ mod tests {
 
     #[test]
     fn restored_draws_are_drawn_again() {
-        let ids = IdFormats {
-            separator: "-".into(),
-            width: 2,
-            start: 1,
-        };
-        let mut s = SimState::new(0, 7, ids);
+        let mut s = SimState::new(0, 7, ids());
         let saved = s.draws();
         let (id, r) = (s.new_id("X"), s.next_random());
         s.restore(saved);

@@ -46,70 +46,70 @@ fn step_once(dir: &std::path::Path, name: &str) -> understudy::Observation {
     })
 }
 
+/// Asserts that calling tool `name` (`toml` added to a read tool of that
+/// name) fails, within a time limit, with an error containing each of `words`.
+fn assert_tool_fails(name: &str, toml: &str, words: &[&str]) {
+    let dir = world_with_tool(name, toml);
+    let out = step_once(dir.path(), name);
+    assert!(
+        !out.ok,
+        "{name} succeeded with {} bytes of text",
+        out.text.len()
+    );
+    for word in words {
+        assert!(out.text.contains(word), "{name}: {}", out.text);
+    }
+}
+
 #[test]
 fn a_runaway_result_template_fails_fast_naming_tool_and_template() {
-    let dir = world_with_tool(
+    assert_tool_fails(
         "spin",
         "[result]\nquery = \"SELECT 1\"\nshape = \"value\"\ntext = \"{% for i in range(100000) %}{% for j in range(100000) %}.{% endfor %}{% endfor %}\"\n",
+        &["`spin`", "spin/text", "took too long"],
     );
-    let out = step_once(dir.path(), "spin");
-    assert!(!out.ok, "{}", out.text);
-    assert!(out.text.contains("`spin`"), "{}", out.text);
-    assert!(out.text.contains("spin/text"), "{}", out.text);
-    assert!(out.text.contains("took too long"), "{}", out.text);
 }
 
 #[test]
 fn a_huge_rendered_message_is_refused() {
-    let dir = world_with_tool(
+    assert_tool_fails(
         "shout",
         "[result]\nquery = \"SELECT 1\"\nshape = \"value\"\ntext = \"{% for i in range(4000) %}{{ 'x' * 1000 }}{% endfor %}\"\n",
+        &["`shout`", "bytes of text"],
     );
-    let out = step_once(dir.path(), "shout");
-    assert!(!out.ok, "{}", out.text.len());
-    assert!(out.text.contains("`shout`"), "{}", out.text);
-    assert!(out.text.contains("bytes of text"), "{}", out.text);
 }
 
-/// The problems loading `dir` reports, within a time limit.
-fn load_problems(dir: &std::path::Path) -> Vec<String> {
-    let dir = dir.to_path_buf();
-    within(60, move || common::problems(&dir))
+/// Asserts that the mini world with `schema` added to its `schema.sql`
+/// fails to load, within a time limit, with a problem in `file` that says
+/// `words`.
+fn assert_schema_fails_load(schema: &str, file: &str, words: &str) {
+    let dir = copy_world(&mini_dir());
+    common::append(dir.path(), "schema.sql", schema);
+    let path = dir.path().to_path_buf();
+    let problems = within(60, move || common::problems(&path));
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains(file) && p.contains(words)),
+        "{problems:?}"
+    );
 }
 
 #[test]
 fn an_endless_recursive_cte_in_schema_sql_fails_the_load() {
-    let dir = copy_world(&mini_dir());
-    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
-    write(
-        dir.path(),
+    assert_schema_fails_load(
+        "CREATE TABLE forever AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) AS m FROM n;",
         "schema.sql",
-        &format!("{schema}\nCREATE TABLE forever AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) AS m FROM n;\n"),
-    );
-    let problems = load_problems(dir.path());
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("schema.sql") && p.contains("took too long")),
-        "{problems:?}"
+        "took too long",
     );
 }
 
 #[test]
 fn an_endless_trigger_fails_the_seed_with_its_file() {
-    let dir = copy_world(&mini_dir());
-    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
-    write(
-        dir.path(),
-        "schema.sql",
-        &format!("{schema}\nCREATE TABLE log (n INTEGER);\nCREATE TRIGGER spin AFTER INSERT ON accounts BEGIN INSERT INTO log WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n; END;\n"),
-    );
-    let problems = load_problems(dir.path());
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("accounts.csv") && p.contains("SQLite operations")),
-        "{problems:?}"
+    assert_schema_fails_load(
+        "CREATE TABLE log (n INTEGER);\nCREATE TRIGGER spin AFTER INSERT ON accounts BEGIN INSERT INTO log WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n; END;",
+        "accounts.csv",
+        "SQLite operations",
     );
 }
 
@@ -131,14 +131,11 @@ fn an_endless_rubric_query_is_stopped_with_a_clear_error() {
 
 #[test]
 fn a_gigabyte_string_in_a_tool_fails_naming_the_limit_and_the_tool() {
-    let dir = world_with_tool(
+    assert_tool_fails(
         "balloon",
         "[result]\nquery = \"SELECT length(printf('%.*c', 999999999, 'x'))\"\nshape = \"value\"\n",
+        &["`balloon`", "8 MiB"],
     );
-    let out = step_once(dir.path(), "balloon");
-    assert!(!out.ok, "{}", out.text);
-    assert!(out.text.contains("`balloon`"), "{}", out.text);
-    assert!(out.text.contains("8 MiB"), "{}", out.text);
 }
 
 #[test]
@@ -146,10 +143,7 @@ fn a_gigabyte_blob_in_a_rubric_query_fails_naming_the_limit() {
     let world = common::mini();
     let ep = common::episode(&world, "pay-back");
     let err = ep
-        .query(
-            "SELECT length(hex(zeroblob(4e8)))",
-            &serde_json::Map::new(),
-        )
+        .query("SELECT length(hex(zeroblob(4e8)))", &serde_json::Map::new())
         .expect_err("a 400 MB blob is refused")
         .to_string();
     assert!(err.contains("8 MiB"), "{err}");
@@ -157,24 +151,17 @@ fn a_gigabyte_blob_in_a_rubric_query_fails_naming_the_limit() {
 
 #[test]
 fn many_rows_under_the_value_limit_still_cannot_take_gigabytes() {
-    let dir = world_with_tool(
+    assert_tool_fails(
         "flood",
         "[result]\nquery = \"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) SELECT i, hex(zeroblob(2000000)) AS junk FROM n\"\nshape = \"rows\"\n",
+        &["the rows returned take more than 32 MiB"],
     );
-    let out = step_once(dir.path(), "flood");
-    assert!(!out.ok, "{} bytes of text", out.text.len());
-    assert!(out.text.contains("MiB"), "{}", out.text);
 }
 
 #[test]
 fn a_write_tool_cannot_grow_the_database_without_bound() {
     let dir = copy_world(&mini_dir());
-    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
-    write(
-        dir.path(),
-        "schema.sql",
-        &format!("{schema}\nCREATE TABLE junk (b BLOB);\n"),
-    );
+    common::append(dir.path(), "schema.sql", "CREATE TABLE junk (b BLOB);");
     write(
         dir.path(),
         "tools/hoard.toml",

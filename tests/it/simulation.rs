@@ -42,7 +42,10 @@ fn scripts_have_no_clock() {
         let out = step(dir.path(), name);
         assert!(!out.ok, "{name}: {}", out.text);
         assert!(out.text.contains("not found"), "{name}: {}", out.text);
-        assert!(started.elapsed().as_secs() < 3, "{name} waited on real time");
+        assert!(
+            started.elapsed().as_secs() < 3,
+            "{name} waited on real time"
+        );
     }
 }
 
@@ -72,11 +75,10 @@ fn scripts_keep_the_rest_of_the_language() {
 /// script or its result, as `how` says).
 fn world_with_grab(how: &str) -> std::sync::Arc<World> {
     let dir = copy_world(&mini_dir());
-    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
-    write(
+    common::append(
         dir.path(),
         "schema.sql",
-        &format!("{schema}\nCREATE TABLE log (id TEXT, r INTEGER, CHECK (id <> 'never'));\n"),
+        "CREATE TABLE log (id TEXT, r INTEGER, CHECK (id <> 'never'));",
     );
     let failing = match how {
         "body" => "body = [\"INSERT INTO log VALUES (new_id('G'), random())\", \"INSERT INTO log SELECT 'never', 0 WHERE :fail\"]\n[result]\nquery = \"SELECT id || ' ' || r FROM log ORDER BY rowid DESC LIMIT 1\"\nshape = \"value\"\n".to_string(),
@@ -127,7 +129,10 @@ fn a_query_draws_nothing_from_the_episode() {
     let first = ep.query(peek, &serde_json::Map::new()).unwrap();
     assert_eq!(first[0]["id"], "TR-000001");
     let again = ep.query(peek, &serde_json::Map::new()).unwrap();
-    assert_eq!(again, first, "looking twice sees the same next id and number");
+    assert_eq!(
+        again, first,
+        "looking twice sees the same next id and number"
+    );
     let out = ep
         .step(&Action::tool(
             "transfer",
@@ -141,30 +146,20 @@ fn a_query_draws_nothing_from_the_episode() {
 #[test]
 fn rubric_criteria_cannot_change_what_the_next_criterion_sees() {
     let world = common::mini();
-    let text = r#"
-format = 1
-task = "pay-back"
-version = "1"
-title = "Peeks at the next id"
-
-[[criteria]]
-id = "first-peek"
-description = "The next transfer id is TR-000002."
-kind = "state"
-query = "SELECT new_id('TR')"
-expect = { equals = "TR-000002" }
-points = 1
-
-[[criteria]]
-id = "second-peek"
-description = "Still TR-000002."
-kind = "state"
-query = "SELECT new_id('TR')"
-expect = { equals = "TR-000002" }
-points = 1
-"#;
-    let rubric = understudy::rubric::Rubric::from_str(&world, "pay-back", "rubrics/peek.toml", text)
-        .expect("the rubric loads");
+    // Two criteria peeking at the next transfer id (one transfer is made).
+    let peek = |id: &str| {
+        format!(
+            "[[criteria]]\nid = \"{id}\"\ndescription = \"The next transfer id is TR-000002.\"\nkind = \"state\"\nquery = \"SELECT new_id('TR')\"\nexpect = {{ equals = \"TR-000002\" }}\npoints = 1\n"
+        )
+    };
+    let text = format!(
+        "format = 1\ntask = \"pay-back\"\nversion = \"1\"\ntitle = \"Peeks at the next id\"\n\n{}\n{}",
+        peek("first-peek"),
+        peek("second-peek")
+    );
+    let rubric =
+        understudy::rubric::Rubric::from_str(&world, "pay-back", "rubrics/peek.toml", &text)
+            .expect("the rubric loads");
     let actions: Vec<Action> = world
         .task("pay-back")
         .unwrap()
@@ -227,8 +222,6 @@ fn the_largest_allowed_tick_keeps_the_clock_readable() {
     let world = std::sync::Arc::new(World::load(dir.path()).expect("366 days is allowed"));
     let mut ep = Episode::new(world).unwrap();
     ep.reset("pay-back", 0).unwrap();
-    let out = ep
-        .step(&Action::message("Hello"))
-        .expect("a step");
+    let out = ep.step(&Action::message("Hello")).expect("a step");
     assert_eq!(out.info.clock, "2026-01-02T09:00:00Z");
 }

@@ -16,8 +16,8 @@ use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::sql::functions::SimState;
 use crate::sql::sandbox::{check_statement_kind, Sandbox, SandboxMode};
-use crate::sql::{sql_message, OperationBudget};
 use crate::sql::values::parameter_names;
+use crate::sql::{sql_message, OperationBudget};
 use crate::world::WorldMeta;
 
 /// The shared state of one world load.

@@ -82,9 +82,15 @@ fn localtime_and_utc_modifiers_read_the_world_clock_in_utc() {
         .lines()
         .find(|l| l.contains("what-time"))
         .expect("the clock task was replayed");
-    assert!(line.contains(r#"\"local\": \"2025-01-01 09:00:00\""#), "{line}");
+    assert!(
+        line.contains(r#"\"local\": \"2025-01-01 09:00:00\""#),
+        "{line}"
+    );
     assert!(line.contains(r#"\"hour\": \"09:00\""#), "{line}");
-    assert!(line.contains(r#"\"utc\": \"2025-01-01 09:00:00\""#), "{line}");
+    assert!(
+        line.contains(r#"\"utc\": \"2025-01-01 09:00:00\""#),
+        "{line}"
+    );
     assert!(line.contains(r#"\"tomorrow\": \"2025-01-02\""#), "{line}");
 }
 
