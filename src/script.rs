@@ -13,11 +13,17 @@
 
 use std::cell::RefCell;
 
+use rhai::packages::{
+    ArithmeticPackage, BasicArrayPackage, BasicBlobPackage, BasicFnPackage, BasicIteratorPackage,
+    BasicMapPackage, BasicMathPackage, BasicStringPackage, BitFieldPackage, LogicPackage,
+    MoreStringPackage, Package,
+};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position, Scope, AST};
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 
 use crate::python;
+use crate::sql::limits::ResultSize;
 use crate::sql::sandbox::check_statement_kind;
 use crate::sql::values::bind_named;
 
@@ -57,8 +63,30 @@ thread_local! {
 }
 
 /// Creates the shared script engine with the world API registered.
+///
+/// The engine is built from Rhai's packages one by one, leaving out the two
+/// that reach the host: the time package (`timestamp()`, `elapsed`) and the
+/// language-core package, whose `sleep()` blocks the thread on real time.
+/// With neither, a script has no clock; the simulated one is `now()`.
 pub fn engine() -> Engine {
-    let mut engine = Engine::new();
+    let mut engine = Engine::new_raw();
+    for package in [
+        ArithmeticPackage::new().as_shared_module(),
+        BasicStringPackage::new().as_shared_module(),
+        BasicIteratorPackage::new().as_shared_module(),
+        BasicFnPackage::new().as_shared_module(),
+        BitFieldPackage::new().as_shared_module(),
+        LogicPackage::new().as_shared_module(),
+        BasicMathPackage::new().as_shared_module(),
+        BasicArrayPackage::new().as_shared_module(),
+        BasicBlobPackage::new().as_shared_module(),
+        BasicMapPackage::new().as_shared_module(),
+        MoreStringPackage::new().as_shared_module(),
+    ] {
+        engine.register_global_module(package);
+    }
+    // What `Engine::new` would set: interning keeps repeated strings cheap.
+    engine.set_max_strings_interned(256);
     engine.set_max_operations(MAX_OPERATIONS);
     engine.set_max_call_levels(64);
     engine.set_max_expr_depths(128, 64);
@@ -262,7 +290,7 @@ fn bind(stmt: &mut rusqlite::CachedStatement<'_>, params: &Map) -> Result<(), Bo
         },
         None => None,
     })
-    .map_err(|e| sql_failure(e.to_string()))?;
+    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
@@ -276,10 +304,18 @@ fn query(sql: &str, params: Map) -> Result<Array, Box<EvalAltResult>> {
         let names: Vec<ImmutableString> = stmt.column_names().iter().map(|s| (*s).into()).collect();
         let mut rows = stmt.raw_query();
         let mut out = Array::new();
-        while let Some(row) = rows.next().map_err(|e| sql_failure(e.to_string()))? {
+        let mut size = ResultSize::default();
+        while let Some(row) = rows
+            .next()
+            .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?
+        {
             let mut map = Map::new();
             for (i, name) in names.iter().enumerate() {
-                let v = row.get_ref(i).map_err(|e| sql_failure(e.to_string()))?;
+                let v = row
+                    .get_ref(i)
+                    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
+                size.add(v)
+                    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
                 map.insert(name.as_str().into(), sql_to_dynamic(v));
             }
             out.push(map.into());
@@ -293,9 +329,13 @@ fn query_value(sql: &str, params: Map) -> Result<Dynamic, Box<EvalAltResult>> {
         let mut stmt = prepare(conn, sql, read_only, false)?;
         bind(&mut stmt, &params)?;
         let mut rows = stmt.raw_query();
-        match rows.next().map_err(|e| sql_failure(e.to_string()))? {
+        match rows
+            .next()
+            .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?
+        {
             Some(row) => Ok(sql_to_dynamic(
-                row.get_ref(0).map_err(|e| sql_failure(e.to_string()))?,
+                row.get_ref(0)
+                    .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?,
             )),
             None => Ok(Dynamic::UNIT),
         }
@@ -306,7 +346,9 @@ fn execute(sql: &str, params: Map) -> Result<i64, Box<EvalAltResult>> {
     with_conn(|conn, read_only| {
         let mut stmt = prepare(conn, sql, read_only, true)?;
         bind(&mut stmt, &params)?;
-        let n = stmt.raw_execute().map_err(|e| sql_failure(e.to_string()))?;
+        let n = stmt
+            .raw_execute()
+            .map_err(|e| sql_failure(crate::sql::sql_message(&e)))?;
         Ok(n as i64)
     })
 }

@@ -13,7 +13,6 @@ mod tool_call;
 mod view_call;
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, MAIN_DB};
@@ -27,16 +26,13 @@ use crate::error::{Error, Result};
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::sql::functions::{SharedState, SimState};
 use crate::sql::sandbox::{Sandbox, SandboxMode};
+use crate::sql::sql_message;
 use crate::sql::values::{bind_named, collect_rows, from_json};
+use crate::sql::OperationBudget;
 use crate::world::{Task, World, VIEW_TOOL_PREFIX};
 
 /// Prepared statements kept per episode connection.
 const STATEMENT_CACHE: usize = 256;
-/// SQLite calls the progress handler every this many VM operations.
-const PROGRESS_INTERVAL: i32 = 10_000;
-/// A single step may run at most this many progress intervals (~100M VM
-/// operations). Counting operations rather than time keeps it deterministic.
-const MAX_PROGRESS_TICKS: u64 = 10_000;
 
 /// The result of `reset`: the first observation and episode info.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,7 +85,8 @@ pub struct Episode {
     sandbox: Sandbox,
     state: SharedState,
     touched: Touched,
-    ops: Arc<AtomicU64>,
+    /// One operation budget per call and per query.
+    budget: OperationBudget,
     task_id: String,
     seed: u64,
     steps: u32,
@@ -125,12 +122,7 @@ impl Episode {
                 .unwrap_or_else(|e| e.into_inner())
                 .insert((table.to_string(), rowid));
         }))?;
-        let ops = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&ops);
-        conn.progress_handler(
-            PROGRESS_INTERVAL,
-            Some(move || counter.fetch_add(1, Ordering::Relaxed) >= MAX_PROGRESS_TICKS),
-        )?;
+        let budget = OperationBudget::install(&conn)?;
         let mut base = Connection::open_in_memory()?;
         base.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         base.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), true)?;
@@ -141,7 +133,7 @@ impl Episode {
             sandbox,
             state,
             touched,
-            ops,
+            budget,
             task_id: String::new(),
             seed: 0,
             steps: 0,
@@ -203,8 +195,7 @@ impl Episode {
         self.steps += 1;
         {
             let tick = self.world.meta.tick_seconds;
-            let mut st = self.lock_state();
-            st.clock += tick;
+            self.lock_state().advance(tick);
         }
         let max_steps = self.task().max_steps;
         let terminated = ends && observation.ok;
@@ -234,13 +225,29 @@ impl Episode {
         })
     }
 
+    /// Runs one call. A failed call gives back the ids and random numbers it
+    /// drew, as its savepoint gives back its rows: the world, simulated
+    /// state included, is exactly as it was.
     fn call(&mut self, name: &str, args: &serde_json::Map<String, Value>) -> (Observation, bool) {
+        let draws = self.lock_state().draws();
+        let (observation, ends) = self.dispatch(name, args);
+        if !observation.ok {
+            self.lock_state().restore(draws);
+        }
+        (observation, ends)
+    }
+
+    fn dispatch(
+        &mut self,
+        name: &str,
+        args: &serde_json::Map<String, Value>,
+    ) -> (Observation, bool) {
         let world = Arc::clone(&self.world);
         let allowed = match &world.task(&self.task_id).and_then(|t| t.tools.clone()) {
             None => true,
             Some(list) => list.iter().any(|t| t == name) || name.starts_with(VIEW_TOOL_PREFIX),
         };
-        self.ops.store(0, Ordering::Relaxed);
+        self.budget.renew();
         if let (true, Some(tool)) = (allowed, world.tools.get(name)) {
             return (tool_call::run(self, tool, args), tool.ends_episode);
         }
@@ -299,23 +306,28 @@ impl Episode {
     }
 
     /// Runs a read-only query against the live state, under the sandbox and
-    /// the operation budget: for rubrics and inspection.
+    /// the operation budget: for rubrics and inspection. Looking changes
+    /// nothing: ids and random numbers the query draws are given back, so
+    /// scoring or inspecting an episode cannot change what it does next.
     pub fn query(
         &self,
         sql: &str,
         params: &serde_json::Map<String, Value>,
     ) -> Result<Vec<serde_json::Map<String, Value>>> {
         crate::sql::sandbox::check_statement_kind(sql).map_err(Error::Other)?;
-        self.ops.store(0, Ordering::Relaxed);
+        self.budget.renew();
+        let draws = self.lock_state().draws();
         let conn = self.conn();
-        self.sandbox.with(SandboxMode::WorldRead, || {
+        let rows = self.sandbox.with(SandboxMode::WorldRead, || {
             let mut stmt = conn.prepare_cached(sql)?;
             if !stmt.readonly() {
                 return Err(Error::Other("the query must only read".into()));
             }
             bind_named(&mut stmt, |name| params.get(name).map(from_json))?;
-            Ok(collect_rows(&mut stmt)?)
-        })
+            collect_rows(&mut stmt).map_err(query_failure)
+        });
+        self.lock_state().restore(draws);
+        rows
     }
 
     pub fn world(&self) -> &Arc<World> {
@@ -376,5 +388,17 @@ impl Episode {
         self.conn
             .as_mut()
             .expect("the connection is only lent during a script call")
+    }
+}
+
+/// A query stopped by a bound says so in words; any other failure stays a
+/// database error.
+fn query_failure(e: rusqlite::Error) -> Error {
+    if crate::sql::budget::is_exhausted(&e) {
+        Error::Other(format!("the query took too long: {}", sql_message(&e)))
+    } else if crate::sql::is_bound(&e) {
+        Error::Other(format!("the query was stopped: {}", sql_message(&e)))
+    } else {
+        Error::Sqlite(e)
     }
 }

@@ -34,6 +34,7 @@ pub(super) fn reset_database(ep: &mut Episode) -> Result<()> {
         // would not re-prepare them: finalize them all first.
         conn.flush_prepared_statement_cache();
         conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
+        crate::sql::limits::limit_database_size(conn)?;
     }
     // Reverting fired the update hook; none of that is episode activity.
     ep.touched.lock().unwrap_or_else(|e| e.into_inner()).clear();

@@ -7,8 +7,11 @@ use super::{argument_problems, Episode};
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
 use crate::script::{self, ScriptError, ScriptOutput};
+use crate::sql::budget::is_exhausted;
+use crate::sql::is_bound;
 use crate::sql::sandbox::SandboxMode;
 use crate::sql::values::{bind_named, collect_rows, from_json, truthy};
+use crate::template;
 use crate::world::{describe_schema_error, sql_message, ResultShape, Tool, ToolKind};
 
 pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> Observation {
@@ -93,14 +96,18 @@ fn execute(
             Ok((false, row)) => {
                 let mut context = args.clone();
                 context.extend(row);
-                let message = render(
+                let message = match render(
                     &world.templates,
+                    tool,
                     &guard.error_template,
                     &Value::Object(context),
-                );
+                ) {
+                    Ok(m) => m,
+                    Err(m) => return Observation::failure(ObservationErrorCode::ToolFailed, m),
+                };
                 return Observation::failure(ObservationErrorCode::GuardFailed, message);
             }
-            Err(e) => return sql_failure(&e),
+            Err(e) => return sql_failure(tool, &e),
         }
     }
 
@@ -110,7 +117,7 @@ fn execute(
             stmt.raw_execute()
         });
         if let Err(e) = done {
-            return sql_failure(&e);
+            return sql_failure(tool, &e);
         }
     }
 
@@ -153,7 +160,7 @@ fn execute(
             });
             let rows = match rows {
                 Ok(r) => r,
-                Err(e) => return sql_failure(&e),
+                Err(e) => return sql_failure(tool, &e),
             };
             result = shape(rows, spec.shape, &mut context);
         }
@@ -164,8 +171,10 @@ fn execute(
                     context.insert(k.clone(), v.clone());
                 }
             }
-            let text = render(&world.templates, template, &Value::Object(context));
-            return Observation::success(result, text);
+            return match render(&world.templates, tool, template, &Value::Object(context)) {
+                Ok(text) => Observation::success(result, text),
+                Err(m) => Observation::failure(ObservationErrorCode::ToolFailed, m),
+            };
         }
     }
     let text = match verbatim {
@@ -203,18 +212,31 @@ fn shape(
     }
 }
 
-fn render(env: &minijinja::Environment<'static>, name: &str, context: &Value) -> String {
-    env.get_template(name)
-        .and_then(|t| t.render(minijinja::Value::from(minijinja::value::Serde(context))))
-        .unwrap_or_else(|e| format!("(the message could not be shown: {e})"))
+/// A template's text; a template that broke a bound (fuel, size) fails the
+/// call (the `Err` is its message, naming the tool and template), while an
+/// ordinary template error is shown in place of the message.
+fn render(
+    env: &minijinja::Environment<'static>,
+    tool: &Tool,
+    name: &str,
+    context: &Value,
+) -> Result<String, String> {
+    match template::render(env, name, context) {
+        Ok(text) => Ok(text),
+        Err(template::RenderError::Failed(e)) => {
+            Ok(format!("(the message could not be shown: {e})"))
+        }
+        Err(bound) => Err(bound.describe(&tool.name, name)),
+    }
 }
 
-fn sql_failure(e: &rusqlite::Error) -> Observation {
-    let message = sql_message(e);
-    let message = if message == "interrupted" {
-        "the tool took too long and was stopped".to_string()
+fn sql_failure(tool: &Tool, e: &rusqlite::Error) -> Observation {
+    let message = if is_exhausted(e) {
+        format!("the tool `{}` took too long: {}", tool.name, sql_message(e))
+    } else if is_bound(e) {
+        format!("the tool `{}` was stopped: {}", tool.name, sql_message(e))
     } else {
-        message
+        sql_message(e)
     };
     Observation::failure(ObservationErrorCode::ToolFailed, message)
 }

@@ -24,6 +24,13 @@ pub struct IdFormats {
     pub start: u64,
 }
 
+/// The earliest simulated time, 0000-01-01T00:00:00Z: SQLite's date
+/// functions know no earlier year.
+pub const MIN_CLOCK: i64 = -62_167_219_200;
+/// The latest simulated time, 9999-12-31T23:59:59Z: SQLite's date
+/// functions know no later year.
+pub const MAX_CLOCK: i64 = 253_402_300_799;
+
 /// The per-episode simulated state the built-ins read.
 #[derive(Debug, Clone)]
 pub struct SimState {
@@ -47,6 +54,29 @@ impl SimState {
             rng: seed,
             ids,
         }
+    }
+
+    /// Moves the clock on by `seconds`. It stops at [`MAX_CLOCK`] rather than
+    /// wrap (a replay may run past any task's step limit); loading keeps
+    /// real worlds far from it.
+    pub fn advance(&mut self, seconds: i64) {
+        self.clock = self.clock.saturating_add(seconds).min(MAX_CLOCK);
+    }
+
+    /// The part of the state a call can use up: id counters and the random
+    /// stream. Taken before a call, so a failed call can give it back.
+    pub fn draws(&self) -> Draws {
+        Draws {
+            counters: self.counters.clone(),
+            rng: self.rng,
+        }
+    }
+
+    /// Puts back the draws taken earlier: the ids and random numbers used
+    /// since are unused again.
+    pub fn restore(&mut self, draws: Draws) {
+        self.counters = draws.counters;
+        self.rng = draws.rng;
     }
 
     pub fn now_rfc3339(&self) -> String {
@@ -83,6 +113,13 @@ impl SimState {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+}
+
+/// A saved copy of what [`SimState::draws`] covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draws {
+    counters: HashMap<String, u64>,
+    rng: u64,
 }
 
 pub type SharedState = Arc<Mutex<SimState>>;
@@ -203,11 +240,37 @@ fn round_int(i: i64, digits: i32) -> i64 {
     q.saturating_mul(m)
 }
 
+/// A world's time zone is UTC, so SQLite's `localtime` and `utc` modifiers
+/// convert between UTC and UTC: they are dropped. Left in, they would ask
+/// the C library for the *host's* zone (`TZ`), and the same world would
+/// show 09:00 on one machine and 18:00 on another. SQLite matches modifiers
+/// case-insensitively and exactly, and reads blobs as text, so this does too.
+/// `from` is the index of the first modifier.
+fn drop_zone_modifiers(args: &mut Vec<SqlValue>, from: usize) {
+    let is_zone = |bytes: &[u8]| {
+        bytes.eq_ignore_ascii_case(b"localtime") || bytes.eq_ignore_ascii_case(b"utc")
+    };
+    let mut i = 0;
+    args.retain(|arg| {
+        let modifier = i >= from;
+        i += 1;
+        !(modifier
+            && match arg {
+                SqlValue::Text(t) => is_zone(t.as_bytes()),
+                SqlValue::Blob(b) => is_zone(b),
+                _ => false,
+            })
+    });
+}
+
 /// SQLite's date and time functions, with `'now'` meaning the simulated
-/// clock. The real implementations run on a private plain connection, so
-/// every other behaviour (modifiers, formats) is SQLite's own.
+/// clock and no host time zone. The real implementations run on a private
+/// plain connection, so every other behaviour (modifiers, formats) is
+/// SQLite's own.
 fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> {
-    let helper = Arc::new(Mutex::new(Connection::open_in_memory()?));
+    let helper = Connection::open_in_memory()?;
+    super::limits::apply(&helper)?;
+    let helper = Arc::new(Mutex::new(helper));
     for name in [
         "date",
         "time",
@@ -234,6 +297,9 @@ fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::
                         *t = now.clone();
                     }
                 }
+            }
+            if name != "timediff" {
+                drop_zone_modifiers(&mut args, first_time_arg + 1);
             }
             let placeholders = vec!["?"; args.len()].join(",");
             let sql = format!("SELECT {name}({placeholders})");
@@ -265,6 +331,14 @@ fn register_time_functions(conn: &Connection, state: &SharedState) -> rusqlite::
 mod tests {
     use super::*;
 
+    fn ids() -> IdFormats {
+        IdFormats {
+            separator: "-".into(),
+            width: 6,
+            start: 1,
+        }
+    }
+
     #[test]
     fn round_int_half_even() {
         assert_eq!(round_int(1250, -2), 1200);
@@ -274,15 +348,64 @@ mod tests {
     }
 
     #[test]
+    fn zone_modifiers_are_dropped_from_modifier_positions_only() {
+        let text = |t: &str| SqlValue::Text(t.to_string());
+        let mut args = vec![
+            text("localtime"),
+            text("LocalTime"),
+            text("+1 day"),
+            SqlValue::Blob(b"utc".to_vec()),
+            text("utc "),
+        ];
+        drop_zone_modifiers(&mut args, 1);
+        assert_eq!(args, vec![text("localtime"), text("+1 day"), text("utc ")]);
+    }
+
+    #[test]
+    fn localtime_reads_as_utc() {
+        // 2025-03-04T09:00:00Z
+        let state: SharedState = Arc::new(Mutex::new(SimState::new(1_741_078_800, 0, ids())));
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn, &state).unwrap();
+        let row: (String, String, String) = conn
+            .query_row(
+                "SELECT datetime('now', 'localtime'), datetime('2025-03-04 09:00:00', 'utc'), strftime('%H:%M', 'now', 'LOCALTIME', '+1 hour')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            (
+                "2025-03-04 09:00:00".to_string(),
+                "2025-03-04 09:00:00".to_string(),
+                "10:00".to_string()
+            )
+        );
+    }
+
+    #[test]
     fn ids_are_sequential_per_prefix() {
-        let ids = IdFormats {
-            separator: "-".into(),
-            width: 6,
-            start: 1,
-        };
-        let mut s = SimState::new(0, 1, ids);
+        let mut s = SimState::new(0, 1, ids());
         assert_eq!(s.new_id("RF"), "RF-000001");
         assert_eq!(s.new_id("RF"), "RF-000002");
         assert_eq!(s.new_id("ESC"), "ESC-000001");
+    }
+
+    #[test]
+    fn the_clock_stops_at_the_end_of_year_9999() {
+        let mut s = SimState::new(MAX_CLOCK - 10, 0, ids());
+        s.advance(i64::MAX);
+        assert_eq!(s.clock, MAX_CLOCK);
+        assert_eq!(s.now_rfc3339(), "9999-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn restored_draws_are_drawn_again() {
+        let mut s = SimState::new(0, 7, ids());
+        let saved = s.draws();
+        let (id, r) = (s.new_id("X"), s.next_random());
+        s.restore(saved);
+        assert_eq!((s.new_id("X"), s.next_random()), (id, r));
     }
 }

@@ -31,7 +31,8 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Installs the authorizer and hardening limits on `conn`.
+    /// Installs the authorizer and hardening limits (and the size limits of
+    /// [`super::limits`]) on `conn`.
     pub fn install(conn: &Connection) -> rusqlite::Result<Sandbox> {
         let mode = Arc::new(AtomicU8::new(SandboxMode::Engine as u8));
         let seen = Arc::clone(&mode);
@@ -42,6 +43,7 @@ impl Sandbox {
         // can be attached and the schema cannot be edited through PRAGMAs.
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        super::limits::apply(conn)?;
         Ok(Sandbox { mode })
     }
 

@@ -5,6 +5,8 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Statement;
 use serde_json::{Map, Number, Value};
 
+use super::limits::ResultSize;
+
 /// A SQLite value as JSON. Integers stay integers and reals stay floats, so
 /// `68` and `68.0` survive a round trip.
 pub fn to_json(value: ValueRef<'_>) -> Value {
@@ -64,15 +66,19 @@ pub fn bind_named(
 }
 
 /// Runs a bound statement and collects its rows as JSON objects, keyed by
-/// column name in column order.
+/// column name in column order; fails once they would take more than
+/// [`super::limits::MAX_RESULT_BYTES`].
 pub fn collect_rows(stmt: &mut Statement<'_>) -> rusqlite::Result<Vec<Map<String, Value>>> {
     let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();
+    let mut size = ResultSize::default();
     while let Some(row) = rows.next()? {
         let mut obj = Map::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
-            obj.insert(name.clone(), to_json(row.get_ref(i)?));
+            let value = row.get_ref(i)?;
+            size.add(value)?;
+            obj.insert(name.clone(), to_json(value));
         }
         out.push(obj);
     }

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::manifest::SeedToml;
 use crate::diagnostics::Diagnostics;
+use crate::sql::sql_message;
 use crate::sql::values::from_json;
 
 /// Where a seeded row came from, for error messages.
@@ -163,17 +164,10 @@ impl Sink<'_> {
                 format!(
                     "row rejected by table `{}`: {}",
                     self.table,
-                    sqlite_message(&e)
+                    sql_message(&e)
                 ),
             ),
         }
-    }
-}
-
-fn sqlite_message(e: &rusqlite::Error) -> String {
-    match e {
-        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
-        other => other.to_string(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The engine's integration tests, in one crate so the engine links once.
 //! Each module is one area; shared fixtures come from `understudy-testkit`.
 
+mod bounds;
 mod determinism;
 mod episode;
 mod rubric_judge;
@@ -8,6 +9,7 @@ mod rubric_lint;
 mod rubric_score;
 mod rubric_worlds;
 mod sandbox;
+mod simulation;
 mod store;
 mod tau_conformance;
 mod tidy;

@@ -84,6 +84,13 @@ pub fn write(dir: &Path, rel: &str, text: &str) {
     std::fs::write(path, text).expect("write");
 }
 
+/// Adds `text` at the end of `dir/rel`, on a line of its own.
+pub fn append(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    let before = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(path, format!("{before}\n{text}\n")).expect("write");
+}
+
 /// Replaces the first `from` in `dir/rel` by `to`; the text must be there.
 pub fn replace(dir: &Path, rel: &str, from: &str, to: &str) {
     let path = dir.join(rel);

@@ -16,8 +16,8 @@ use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::sql::functions::SimState;
 use crate::sql::sandbox::{check_statement_kind, Sandbox, SandboxMode};
-use crate::sql::sql_message;
 use crate::sql::values::parameter_names;
+use crate::sql::{sql_message, OperationBudget};
 use crate::world::WorldMeta;
 
 /// The shared state of one world load.
@@ -30,6 +30,9 @@ pub(super) struct LoadContext<'a> {
     pub conn: Connection,
     /// The authorizer on `conn`, so world SQL prepares under its run-time mode.
     pub sandbox: Sandbox,
+    /// The operation budget on `conn`: `schema.sql` and the seed run under
+    /// it too, so a query or trigger that never ends fails the load.
+    pub budget: OperationBudget,
     /// Compiles tool scripts; moves into the world once loaded.
     pub scripts: rhai::Engine,
     /// Collects guard-error and result templates; moves into the world.
@@ -55,14 +58,14 @@ impl<'a> LoadContext<'a> {
         )));
         let conn = open_world_connection(&state).map_err(Error::Sqlite)?;
         let sandbox = Sandbox::install(&conn).map_err(Error::Sqlite)?;
-        let mut templates = minijinja::Environment::new();
-        templates.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
-        crate::template::register_filters(&mut templates);
+        let budget = OperationBudget::install(&conn).map_err(Error::Sqlite)?;
+        let templates = crate::template::environment();
         Ok(LoadContext {
             root,
             diags,
             conn,
             sandbox,
+            budget,
             scripts: crate::script::engine(),
             templates,
         })

@@ -6,6 +6,7 @@ use rusqlite::Connection;
 use super::context::LoadContext;
 use crate::diagnostics::line_of;
 use crate::error::{Error, Result};
+use crate::sql::budget::is_exhausted;
 use crate::sql::{functions, sql_message};
 use crate::world::manifest::WorldToml;
 use crate::world::seed;
@@ -20,17 +21,19 @@ pub(crate) fn open_world_connection(
     Ok(conn)
 }
 
-/// Applies `schema.sql`; whether it applied (if not, that is a problem).
+/// Applies `schema.sql` under one operation budget; whether it applied (if
+/// not, that is a problem).
 pub(super) fn apply_schema(cx: &mut LoadContext<'_>, schema: &str) -> bool {
+    cx.budget.renew();
     match cx.conn.execute_batch(schema) {
         Ok(()) => true,
         Err(e) => {
-            cx.diags.push(
-                "schema.sql",
-                None,
-                None,
-                format!("schema does not apply: {}", sql_message(&e)),
-            );
+            let message = if is_exhausted(&e) {
+                format!("schema.sql took too long: {}", sql_message(&e))
+            } else {
+                format!("schema does not apply: {}", sql_message(&e))
+            };
+            cx.diags.push("schema.sql", None, None, message);
             false
         }
     }
@@ -46,6 +49,9 @@ pub(super) fn seed(cx: &mut LoadContext<'_>, manifest: &WorldToml, text: &str) -
     let mut origins = seed::Origins::new();
     let problems_before_seed = cx.diags.len();
     for entry in &manifest.seed {
+        // Each seed file gets its own budget: the schema's triggers run on
+        // every row loaded.
+        cx.budget.renew();
         let line = line_of(text, entry.span().start);
         seed::load(
             conn,
@@ -56,6 +62,7 @@ pub(super) fn seed(cx: &mut LoadContext<'_>, manifest: &WorldToml, text: &str) -
             &mut cx.diags,
         );
     }
+    cx.budget.renew();
     seed::check_foreign_keys(conn, &origins, &mut cx.diags);
     if cx.diags.len() > problems_before_seed {
         let _ = conn.execute_batch("ROLLBACK");

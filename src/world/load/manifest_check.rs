@@ -2,9 +2,13 @@
 
 use super::names::is_slug;
 use crate::diagnostics::Diagnostics;
-use crate::sql::functions::IdFormats;
+use crate::sql::functions::{IdFormats, MAX_CLOCK, MIN_CLOCK};
 use crate::world::manifest::WorldToml;
 use crate::world::WorldMeta;
+
+/// The most one step may move the clock: 366 days. More is no business
+/// process, and it keeps `start + tick × steps` far from overflowing.
+const MAX_TICK_SECONDS: i64 = 366 * 24 * 60 * 60;
 
 /// The world's identity and simulation settings, or `None` when any of them
 /// is wrong (every problem is reported).
@@ -41,6 +45,18 @@ pub(super) fn world_meta(m: &WorldToml, diags: &mut Diagnostics) -> Option<World
         );
     }
     let clock_start = match chrono::DateTime::parse_from_rfc3339(&m.clock.start) {
+        Ok(t) if !(MIN_CLOCK..=MAX_CLOCK).contains(&t.timestamp()) => {
+            diags.push(
+                "world.toml",
+                None,
+                Some("clock.start".into()),
+                format!(
+                    "{:?} is outside the years 0000 to 9999 in UTC, which the simulated clock and SQLite's date functions cover",
+                    m.clock.start
+                ),
+            );
+            0
+        }
         Ok(t) => t.timestamp(),
         Err(e) => {
             diags.push(
@@ -61,6 +77,16 @@ pub(super) fn world_meta(m: &WorldToml, diags: &mut Diagnostics) -> Option<World
             None,
             Some("clock.tick_seconds".into()),
             "must be zero or more",
+        );
+    } else if m.clock.tick_seconds > MAX_TICK_SECONDS {
+        diags.push(
+            "world.toml",
+            None,
+            Some("clock.tick_seconds".into()),
+            format!(
+                "{} is more than {MAX_TICK_SECONDS} (366 days), the most one step may move the clock",
+                m.clock.tick_seconds
+            ),
         );
     }
     if m.ids.width > 20 {

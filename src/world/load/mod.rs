@@ -66,6 +66,8 @@ pub fn load(root: &Path) -> Result<World> {
     if !database::seed(&mut cx, &manifest, &manifest_text)? {
         return fail(display, cx.diags);
     }
+    // The rest of loading runs only the engine's own small queries.
+    cx.budget.renew();
     let tables = tables::table_infos(&mut cx, &manifest, &manifest_text);
     let tools = tools::load_tools(&mut cx);
     let views = views::load_views(&mut cx, &tools);
