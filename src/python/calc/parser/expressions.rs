@@ -190,17 +190,7 @@ impl Parser<'_> {
     /// `term (left-recursive): term ('*' | '/' | '//' | '%' | '@') factor |
     /// factor`
     fn term(&mut self) -> PResult<Option<NodeId>> {
-        self.rule(1, |p| {
-            let start = p.mark;
-            if let Some(hit) = p.memo_get(Rule::Term) {
-                return Ok(hit.map(|(n, _)| n));
-            }
-            p.enter(1)?; // term_raw
-            let result = p.term_loop();
-            p.leave(1);
-            let result = result?;
-            Ok(p.memo_put(Rule::Term, start, result))
-        })
+        self.left_recursive(Rule::Term, Self::term_loop)
     }
 
     fn term_loop(&mut self) -> PResult<Option<NodeId>> {
@@ -274,31 +264,16 @@ impl Parser<'_> {
 
     /// `await_primary (memo): AWAIT primary | primary`
     fn await_primary(&mut self) -> PResult<Option<NodeId>> {
-        self.rule(1, |p| {
-            let start = p.mark;
-            if let Some(hit) = p.memo_get(Rule::AwaitPrimary) {
-                return Ok(hit.map(|(n, _)| n));
-            }
+        self.memoized(Rule::AwaitPrimary, |p, _| {
             p.never()?; // AWAIT
-            let result = p.primary()?;
-            Ok(p.memo_put(Rule::AwaitPrimary, start, result))
+            p.primary()
         })
     }
 
     /// `primary (left-recursive): primary '.' NAME | primary genexp |
     /// primary '(' [arguments] ')' | primary '[' slices ']' | atom`
     fn primary(&mut self) -> PResult<Option<NodeId>> {
-        self.rule(1, |p| {
-            let start = p.mark;
-            if let Some(hit) = p.memo_get(Rule::Primary) {
-                return Ok(hit.map(|(n, _)| n));
-            }
-            p.enter(1)?; // primary_raw
-            let result = p.primary_loop();
-            p.leave(1);
-            let result = result?;
-            Ok(p.memo_put(Rule::Primary, start, result))
-        })
+        self.left_recursive(Rule::Primary, Self::primary_loop)
     }
 
     fn primary_loop(&mut self) -> PResult<Option<NodeId>> {

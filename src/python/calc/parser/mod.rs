@@ -198,6 +198,39 @@ impl<'a> Parser<'a> {
         self.nodes.len() - 1
     }
 
+    /// A memoised rule one level deep, the way CPython's generated parser
+    /// writes them: answer from the memo at this position, otherwise run
+    /// `body` (given the start position) and remember what it found.
+    fn memoized(
+        &mut self,
+        rule: Rule,
+        body: impl FnOnce(&mut Self, usize) -> PResult<Option<NodeId>>,
+    ) -> PResult<Option<NodeId>> {
+        self.rule(1, |p| {
+            let start = p.mark;
+            if let Some(hit) = p.memo_get(rule) {
+                return Ok(hit.map(|(n, _)| n));
+            }
+            let result = body(p, start)?;
+            Ok(p.memo_put(rule, start, result))
+        })
+    }
+
+    /// A left-recursive rule: memoised, with its `_raw` helper one level
+    /// deeper running the loop that grows the match.
+    fn left_recursive(
+        &mut self,
+        rule: Rule,
+        grow: fn(&mut Self) -> PResult<Option<NodeId>>,
+    ) -> PResult<Option<NodeId>> {
+        self.memoized(rule, |p, _| {
+            p.enter(1)?; // <rule>_raw
+            let result = grow(p);
+            p.leave(1);
+            result
+        })
+    }
+
     fn memo_get(&mut self, rule: Rule) -> Option<Memo> {
         let hit = self.memo.get(&(rule, self.mark)).copied()?;
         if let Some((_, end)) = hit {
