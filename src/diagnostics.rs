@@ -36,7 +36,7 @@ impl fmt::Display for Diagnostic {
 
 /// The accumulated problems of one load.
 #[derive(Debug, Default, Clone)]
-pub struct Diagnostics {
+pub(crate) struct Diagnostics {
     items: Vec<Diagnostic>,
 }
 
@@ -70,7 +70,7 @@ impl Diagnostics {
 }
 
 /// 1-based line number of a byte offset in `text`.
-pub fn line_of(text: &str, offset: usize) -> usize {
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
     text.as_bytes()[..end]
         .iter()

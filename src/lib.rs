@@ -33,7 +33,8 @@
 //! - [`action`], [`observation`]: what goes in and comes out of a step;
 //! - [`sql`]: the sandbox and deterministic built-ins;
 //! - [`script`]: sandboxed Rhai procedural steps;
-//! - [`python`]: Python-exact number formatting, rounding and `json.dumps`.
+//! - `python` (internal): Python-exact number formatting, rounding and
+//!   `json.dumps`, which τ-bench observations depend on.
 
 pub mod action;
 pub mod diagnostics;
@@ -42,7 +43,7 @@ pub mod error;
 pub mod export;
 pub mod observation;
 pub mod plugin;
-pub mod python;
+pub(crate) mod python;
 pub mod recorder;
 pub mod replay;
 pub mod rubric;

@@ -97,7 +97,7 @@ fn parse_line(line: &str) -> std::result::Result<ParsedLine, String> {
 }
 
 /// Replays one action list on `episode` from a fresh reset.
-pub fn replay_one(
+pub(crate) fn replay_one(
     episode: &mut Episode,
     task_id: &str,
     actions: &[Action],

@@ -138,7 +138,10 @@ impl Trajectory {
 
     /// The steps a training example or a transcript is made of: the kept
     /// ones, or all of them when retracted steps are asked for too.
-    pub fn steps_for_training(&self, include_retracted: bool) -> impl Iterator<Item = &StepRecord> {
+    pub(crate) fn steps_for_training(
+        &self,
+        include_retracted: bool,
+    ) -> impl Iterator<Item = &StepRecord> {
         self.steps
             .iter()
             .filter(move |s| include_retracted || !s.retracted)

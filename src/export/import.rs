@@ -44,7 +44,7 @@ pub fn import(store: &Store, text: &str, source: &str, worlds_dir: &Path) -> Res
 /// [`import`] for a document already parsed (`problems` are the parser's,
 /// reported together with the ones found here), against worlds already
 /// loaded.
-pub fn import_parsed(
+pub(crate) fn import_parsed(
     store: &Store,
     parsed: Vec<ParsedEpisode>,
     mut problems: Vec<(usize, String)>,

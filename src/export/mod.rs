@@ -18,11 +18,11 @@
 
 mod chat;
 pub mod folder;
-pub mod import;
+mod import;
 pub mod native;
-pub mod openai;
+mod openai;
 pub mod trl;
-pub mod worlds;
+mod worlds;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -40,7 +40,7 @@ pub use import::{import, ImportSummary};
 pub use worlds::WorldSet;
 
 /// Names this build in `meta/info.json`, so a dataset says what wrote it.
-pub const EXPORTER: &str = concat!("understudy ", env!("CARGO_PKG_VERSION"));
+pub(crate) const EXPORTER: &str = concat!("understudy ", env!("CARGO_PKG_VERSION"));
 
 /// The output shapes of `understudy export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -170,7 +170,7 @@ impl Filter {
 }
 
 /// Every episode status, as written in files and on the command line.
-pub const STATUSES: [&str; 6] = [
+pub(crate) const STATUSES: [&str; 6] = [
     "in_progress",
     "paused",
     "submitted",
@@ -244,7 +244,7 @@ impl<'a> Source<'a> {
     }
 
     /// The store, when there is one (rewards live there).
-    pub fn store(&self) -> Option<&'a Store> {
+    pub(crate) fn store(&self) -> Option<&'a Store> {
         match self {
             Source::Store(s) => Some(s),
             Source::Episodes(_) => None,
@@ -308,7 +308,7 @@ impl<'a> Loader<'a> {
 /// exported as `None` (null) rather than a guess, as is an episode never
 /// scored; a store that cannot be read gives `None` too, since a reward
 /// column is no reason to fail a whole export.
-pub fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
+pub(crate) fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
     store.latest_score_value(episode_id).ok().flatten()
 }
 

@@ -23,7 +23,7 @@ pub struct WorldSet {
 
 /// The outcome of checking episodes against a [`WorldSet`].
 #[derive(Debug, Default)]
-pub struct WorldCheck {
+pub(crate) struct WorldCheck {
     /// Episodes that cannot be used: their world or task is missing.
     pub problems: Vec<String>,
     /// Worlds that changed since episodes were recorded in them (once per
@@ -89,7 +89,7 @@ impl WorldSet {
 
     /// Checks that each episode's world and task exist. `items` pairs each
     /// record with how to name it in a message (an episode id, a line).
-    pub fn check<'r>(
+    pub(crate) fn check<'r>(
         &self,
         items: impl IntoIterator<Item = (&'r EpisodeRecord, String)>,
     ) -> WorldCheck {

@@ -7,7 +7,7 @@
 
 mod hash;
 mod load;
-pub mod manifest;
+pub(crate) mod manifest;
 mod seed;
 mod task;
 
@@ -16,11 +16,12 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde::Serialize;
 
-pub use crate::diagnostics::{Diagnostic, Diagnostics};
+pub(crate) use crate::diagnostics::{Diagnostic, Diagnostics};
 pub(crate) use crate::sql::sql_message;
 pub(crate) use load::describe_schema_error;
 pub(crate) use load::open_world_connection as open_connection;
-pub use manifest::{ResultShape, ToolKind};
+pub(crate) use manifest::ResultShape;
+pub use manifest::ToolKind;
 pub use task::{Task, TaskRecord};
 
 use crate::error::Result;
@@ -63,10 +64,10 @@ pub struct WorldMeta {
     pub version: String,
     pub description: String,
     /// Simulated clock at reset, seconds since the Unix epoch.
-    pub clock_start: i64,
-    pub tick_seconds: i64,
+    pub(crate) clock_start: i64,
+    pub(crate) tick_seconds: i64,
     /// How `new_id` writes ids.
-    pub ids: IdFormats,
+    pub(crate) ids: IdFormats,
 }
 
 /// A declared tool, compiled.
@@ -79,19 +80,19 @@ pub struct Tool {
     /// JSON Schema of the arguments, as the agent and the form builder see it.
     pub parameters: serde_json::Value,
     pub(crate) validator: jsonschema::Validator,
-    pub guards: Vec<Guard>,
-    pub body: Vec<String>,
+    pub(crate) guards: Vec<Guard>,
+    pub(crate) body: Vec<String>,
     pub(crate) script: Option<rhai::AST>,
-    pub result: Option<ToolResult>,
+    pub(crate) result: Option<ToolResult>,
 }
 
-pub struct Guard {
+pub(crate) struct Guard {
     pub check: String,
     /// Name of the error template in the world's template environment.
     pub(crate) error_template: String,
 }
 
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     pub query: Option<String>,
     pub shape: ResultShape,
     pub(crate) text_template: Option<String>,
