@@ -41,6 +41,7 @@ pub(crate) struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// Records one problem; loading goes on.
     pub fn push(
         &mut self,
         file: impl Into<String>,
@@ -56,14 +57,17 @@ impl Diagnostics {
         });
     }
 
+    /// Nothing was wrong (so far).
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    /// How many problems were found.
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
+    /// The problems in the order they were found, for an error to carry.
     pub fn into_vec(self) -> Vec<Diagnostic> {
         self.items
     }

@@ -205,7 +205,7 @@ impl View {
         format!("{VIEW_TOOL_PREFIX}{}", self.name)
     }
 
-    pub fn tool_spec(&self) -> ToolSpec {
+    pub(crate) fn tool_spec(&self) -> ToolSpec {
         let columns: Vec<serde_json::Value> = self
             .columns
             .iter()
