@@ -234,6 +234,8 @@ struct ReviewIn {
 pub struct ParsedEpisode {
     /// 1-based line number in the file.
     pub line: usize,
+    /// The episode, checked against the schema and the format's rules (not
+    /// yet against worlds or a store).
     pub bundle: EpisodeBundle,
 }
 

@@ -79,10 +79,13 @@ impl WorldSet {
         })
     }
 
+    /// The folder the worlds were looked up in (for a single world, its
+    /// own folder), for messages.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The loaded world with this id, if it was asked for and found.
     pub fn get(&self, id: &str) -> Option<&Arc<World>> {
         self.worlds.get(id)
     }
@@ -136,6 +139,7 @@ impl WorldSet {
         out
     }
 
+    /// Every loaded world, by id order.
     pub fn worlds(&self) -> impl Iterator<Item = &Arc<World>> {
         self.worlds.values()
     }
