@@ -45,7 +45,7 @@ impl WorldSet {
 
     /// Loads the worlds with the given ids from `dir`: either `dir` is a
     /// world folder itself, or it holds world folders. Ids not found are
-    /// simply absent (see [`WorldSet::check`]); a world that is found but
+    /// simply absent (export and import then name them as missing); a world that is found but
     /// does not load is an error, with its problems.
     pub fn load(dir: &Path, ids: &BTreeSet<String>) -> Result<WorldSet> {
         let candidates = candidates(dir)?;
