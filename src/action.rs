@@ -12,18 +12,26 @@ use serde_json::{Map, Value};
 #[serde(untagged)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Action {
+    /// A call of a declared tool or of a view's read tool.
     Tool {
+        /// The tool's name, e.g. `issue_refund` or `view_invoices`.
         tool: String,
+        /// The arguments, checked against the tool's JSON Schema when the
+        /// step runs (a mismatch is an observation, not an error).
         #[serde(default)]
         #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
         args: Map<String, Value>,
     },
+    /// Something said to the customer; the observation is their reply.
     Message {
+        /// The text, as the customer reads it.
         message: String,
     },
 }
 
 impl Action {
+    /// A tool call. Arguments that are not a JSON object count as none, so
+    /// `json!({})` and `Value::Null` both call without arguments.
     pub fn tool(name: impl Into<String>, args: Value) -> Action {
         Action::Tool {
             tool: name.into(),
@@ -34,6 +42,7 @@ impl Action {
         }
     }
 
+    /// A message to the customer.
     pub fn message(text: impl Into<String>) -> Action {
         Action::Message {
             message: text.into(),
@@ -100,6 +109,8 @@ impl Action {
         }
     }
 
+    /// The engine's own JSON shape (`{"tool", "args"}` or `{"message"}`),
+    /// which [`Action::from_json`] reads back.
     pub fn to_json(&self) -> Value {
         match self {
             Action::Tool { tool, args } => {

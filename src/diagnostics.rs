@@ -36,11 +36,12 @@ impl fmt::Display for Diagnostic {
 
 /// The accumulated problems of one load.
 #[derive(Debug, Default, Clone)]
-pub struct Diagnostics {
+pub(crate) struct Diagnostics {
     items: Vec<Diagnostic>,
 }
 
 impl Diagnostics {
+    /// Records one problem; loading goes on.
     pub fn push(
         &mut self,
         file: impl Into<String>,
@@ -56,21 +57,24 @@ impl Diagnostics {
         });
     }
 
+    /// Nothing was wrong (so far).
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    /// How many problems were found.
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
+    /// The problems in the order they were found, for an error to carry.
     pub fn into_vec(self) -> Vec<Diagnostic> {
         self.items
     }
 }
 
 /// 1-based line number of a byte offset in `text`.
-pub fn line_of(text: &str, offset: usize) -> usize {
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
     text.as_bytes()[..end]
         .iter()

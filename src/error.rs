@@ -11,26 +11,52 @@ pub enum Error {
     /// The world folder did not load; every problem found is listed.
     #[error("{} has {} problem(s):\n{}", .path, .problems.len(), render_list(.problems))]
     WorldInvalid {
+        /// The world folder, as given to [`World::load`](crate::World::load).
         path: String,
+        /// Each problem with its file and, where there is one, its line.
         problems: Vec<Diagnostic>,
     },
+    /// A task id that the world does not declare.
     #[error("unknown task `{task}` in world `{world}`")]
-    UnknownTask { world: String, task: String },
+    UnknownTask {
+        /// The world's id.
+        world: String,
+        /// The id asked for.
+        task: String,
+    },
+    /// A step after the task ended or the step limit was hit.
     #[error("the episode has ended ({reason}); reset it to start again")]
-    EpisodeOver { reason: String },
+    EpisodeOver {
+        /// Which end: `the task ended` or `the step limit was reached`.
+        reason: String,
+    },
+    /// Input that is not an action at all (as opposed to a valid action the
+    /// world refuses, which is an observation); the text says where and why.
     #[error("invalid action: {0}")]
     InvalidAction(String),
+    /// A file could not be read or written.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done, e.g. `reading tools/refund.toml`.
         context: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// SQLite failed outside a tool's own SQL (whose failures are
+    /// observations).
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     /// The store file cannot be used (corrupt, foreign, too new, unreadable).
     #[error("{path}: {message}")]
-    Store { path: String, message: String },
+    Store {
+        /// The store file.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Something asked for by id is not there; the text names it
+    /// (`episode 0190…`, `step 3`).
     #[error("{0} not found")]
     NotFound(String),
     /// The world changed since the episode was recorded.
@@ -43,14 +69,22 @@ pub enum Error {
     /// An input file (e.g. episodes to import) was rejected whole; every
     /// problem found is listed with its line.
     #[error("{} has {} problem(s):\n{}", .path, .problems.len(), render_list(.problems))]
-    InvalidInput { path: String, problems: Vec<String> },
+    InvalidInput {
+        /// The input's name in messages, e.g. its file path.
+        path: String,
+        /// Each problem, starting with its line (`line 3: ...`).
+        problems: Vec<String>,
+    },
     /// A rubric file did not load; every problem found is listed with its
     /// file, line and criterion.
     #[error("{} has {} problem(s):\n{}", .path, .problems.len(), render_list(.problems))]
     RubricInvalid {
+        /// The rubric file.
         path: String,
+        /// Each problem with its file, line and criterion.
         problems: Vec<Diagnostic>,
     },
+    /// Anything else, worded for the user.
     #[error("{0}")]
     Other(String),
 }
@@ -92,4 +126,5 @@ fn render_list(problems: &[impl std::fmt::Display]) -> String {
         .join("\n")
 }
 
+/// The engine's `Result`, with [`Error`] as the default error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -33,22 +33,37 @@
 //! - [`action`], [`observation`]: what goes in and comes out of a step;
 //! - [`sql`]: the sandbox and deterministic built-ins;
 //! - [`script`]: sandboxed Rhai procedural steps;
-//! - [`python`]: Python-exact number formatting, rounding and `json.dumps`.
+//! - `python` (internal): Python-exact number formatting, rounding and
+//!   `json.dumps`, which τ-bench observations depend on.
 
 pub mod action;
 pub mod diagnostics;
+// TODO(missing_docs): documented after the current rewrite lands
+#[allow(missing_docs)]
 pub mod episode;
 pub mod error;
 pub mod export;
 pub mod observation;
+// TODO(missing_docs): documented after the current rewrite lands
+#[allow(missing_docs)]
 pub mod plugin;
-pub mod python;
+pub(crate) mod python;
 pub mod recorder;
 pub mod replay;
+// TODO(missing_docs): documented after the current rewrite lands
+#[allow(missing_docs)]
 pub mod rubric;
+// TODO(missing_docs): documented after the current rewrite lands
+#[allow(missing_docs)]
 pub mod script;
+// TODO(missing_docs): documented after the current rewrite lands
+#[allow(missing_docs)]
 pub mod sql;
+// TODO(missing_docs): documented after the current rewrite lands
+#[allow(missing_docs)]
 pub mod store;
+// TODO(missing_docs): documented after the current rewrite lands
+#[allow(missing_docs)]
 pub mod template;
 pub mod trajectory;
 pub mod world;

@@ -50,7 +50,10 @@ pub struct ArgumentProblem {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ObservationError {
+    /// What kind of failure, for programs.
     pub code: ObservationErrorCode,
+    /// The explanation, for the performer: the observation's text is
+    /// `Error: ` followed by it.
     pub message: String,
     /// Set only for `invalid_arguments` from schema validation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -71,16 +74,26 @@ impl PartialEq for ObservationError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Observation {
+    /// The action did what was asked; `false` exactly when `error` is set.
     pub ok: bool,
+    /// The structured result: a tool's rows or value, a [`ViewListing`] or
+    /// a record, `{"reply"}` for a message, the task's brief at reset;
+    /// `null` for failures.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub content: Value,
+    /// Why the action failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ObservationError>,
+    /// What the performer reads: the tool's result text, the customer's
+    /// reply, or `Error: <message>`. Replay compares observations by it
+    /// (and the rest), so it must be deterministic.
     pub text: String,
 }
 
 impl Observation {
+    /// A successful observation with its structured content and the text
+    /// the performer reads.
     pub fn success(content: Value, text: String) -> Observation {
         Observation {
             ok: true,
@@ -127,9 +140,13 @@ impl Observation {
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ViewListing {
+    /// The view's columns, in the order its query returns them.
     pub columns: Vec<String>,
+    /// This page of rows (after `offset`, at most `limit`), each keyed by
+    /// column.
     #[cfg_attr(feature = "ts", ts(type = "Array<Record<string, unknown>>"))]
     pub rows: Vec<Map<String, Value>>,
+    /// How many rows match the filter and search, over all pages.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub total: i64,
 }

@@ -62,7 +62,10 @@ impl ActiveClock {
 /// A recorded step as returned to the caller, after it is committed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RecordedStep {
+    /// The step as stored.
     pub record: StepRecord,
+    /// What the engine returned, including its `info`, which the stored
+    /// record does not keep.
     pub outcome: StepOutcome,
 }
 
@@ -282,12 +285,15 @@ impl Recorder {
         Ok(Some(last))
     }
 
+    /// Stops the active clock and marks the episode paused; steps are
+    /// refused until [`Recorder::resume`].
     pub fn pause(&mut self) -> Result<()> {
         self.require_open()?;
         self.clock.stop();
         self.set_status(EpisodeStatus::Paused, None)
     }
 
+    /// Restarts the active clock and marks the episode in progress.
     pub fn resume(&mut self) -> Result<()> {
         self.require_open()?;
         self.clock.start();
@@ -352,6 +358,7 @@ impl Recorder {
             })
     }
 
+    /// The episode's header as stored, kept up to date by every call.
     pub fn record(&self) -> &EpisodeRecord {
         &self.trajectory.record
     }
@@ -366,6 +373,8 @@ impl Recorder {
         &self.trajectory.steps
     }
 
+    /// The live episode, for reading its state (stepping goes through
+    /// [`Recorder::step`], so that every step is recorded).
     pub fn episode(&self) -> &Episode {
         &self.episode
     }
@@ -375,14 +384,19 @@ impl Recorder {
         self.episode
     }
 
+    /// The world's state diff against the seed, after the kept steps.
     pub fn changes(&self) -> Result<Changes> {
         self.episode.changes()
     }
 
+    /// Time worked so far, pauses excluded, in milliseconds; it runs on
+    /// between steps, unlike the stored `active_ms`.
     pub fn active_ms(&self) -> i64 {
         self.clock.now_ms()
     }
 
+    /// The task ended or hit its step limit: further steps are refused
+    /// until the last one is undone.
     pub fn is_done(&self) -> bool {
         self.episode.is_done()
     }
@@ -402,7 +416,10 @@ impl Recorder {
     }
 }
 
-/// Refuses a changed world unless forced.
+/// Refuses a changed world unless forced: an episode recorded in another
+/// world is always refused, one whose world's content hash differs only
+/// without `force`. Replaying on a changed world could give a different
+/// trajectory, so reopening and stored replay check this first.
 pub fn check_world(record: &EpisodeRecord, world: &World, force: bool) -> Result<()> {
     if record.world_id != world.meta.id {
         return Err(Error::WorldChanged(format!(

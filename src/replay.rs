@@ -30,19 +30,27 @@ use crate::world::World;
 pub struct ReplayInput {
     /// 1-based line number in the input file.
     pub line: usize,
+    /// The line's `task_index`, whatever it holds, copied to the output so
+    /// lines can be matched up (τ-bench numbers its tasks).
     pub task_index: Option<Value>,
+    /// The task to run; `None` runs the world's first task.
     pub task_id: Option<String>,
+    /// The actions, in order, from a fresh reset with seed 0.
     pub actions: Vec<Action>,
 }
 
 /// One output line.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ReplayOutput {
+    /// The input line's `task_index`, as given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_index: Option<Value>,
+    /// The input line's `task_id`, as given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// Each action's observation text, in order.
     pub observations: Vec<String>,
+    /// The state diff against the seed after the last action.
     pub changes: Changes,
 }
 
@@ -97,7 +105,7 @@ fn parse_line(line: &str) -> std::result::Result<ParsedLine, String> {
 }
 
 /// Replays one action list on `episode` from a fresh reset.
-pub fn replay_one(
+pub(crate) fn replay_one(
     episode: &mut Episode,
     task_id: &str,
     actions: &[Action],
@@ -178,8 +186,11 @@ pub struct Divergence {
     pub step: u32,
     /// Its position among the kept (non-retracted) steps, from 0.
     pub position: usize,
+    /// The recorded action that was replayed.
     pub action: Action,
+    /// The observation recorded then.
     pub expected: Observation,
+    /// The observation the world gives now.
     pub actual: Observation,
     /// What else differs, e.g. "terminated: recorded false, replayed true".
     pub other: Vec<String>,
@@ -190,8 +201,11 @@ pub struct Divergence {
 /// The outcome of replaying one stored episode.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct StoredReplay {
+    /// The replayed episode's id.
     pub episode_id: String,
+    /// Its world's id.
     pub world_id: String,
+    /// Its task's id.
     pub task_id: String,
     /// The world's content differs from the recording's (replay was forced).
     pub world_changed: bool,

@@ -14,19 +14,31 @@ use serde_json::{Map, Value};
 use crate::action::Action;
 use crate::observation::Observation;
 
+/// Where an episode is in its lifecycle: `in_progress ⇄ paused →
+/// submitted | abandoned`, then a review moves a submitted episode to
+/// `approved` or `rejected`. The [`Recorder`](crate::recorder::Recorder)
+/// makes the first moves, the store's review the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum EpisodeStatus {
+    /// Being recorded; the active clock runs.
     InProgress,
+    /// Still open, but neither stepping nor counting active time.
     Paused,
+    /// Finished by its performer and waiting for review.
     Submitted,
+    /// Given up by its performer; it stays in the store, marked.
     Abandoned,
+    /// Accepted by a reviewer.
     Approved,
+    /// Turned down by a reviewer.
     Rejected,
 }
 
 impl EpisodeStatus {
+    /// The status as written in the store, in files and on the command line
+    /// (`in_progress`, `paused`, ...), the same as its serde name.
     pub fn as_str(self) -> &'static str {
         match self {
             EpisodeStatus::InProgress => "in_progress",
@@ -38,7 +50,8 @@ impl EpisodeStatus {
         }
     }
 
-    pub fn parse(s: &str) -> Option<EpisodeStatus> {
+    /// The inverse of [`EpisodeStatus::as_str`]; `None` for anything else.
+    pub(crate) fn parse(s: &str) -> Option<EpisodeStatus> {
         Some(match s {
             "in_progress" => EpisodeStatus::InProgress,
             "paused" => EpisodeStatus::Paused,
@@ -61,12 +74,23 @@ impl EpisodeStatus {
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Actor {
-    Expert { id: String },
-    Agent { model: String },
+    /// A person recording in the app.
+    Expert {
+        /// The expert's id in the store's `experts` table.
+        id: String,
+    },
+    /// A program served through the agent server.
+    Agent {
+        /// The model the agent named when it started the episode
+        /// (`unknown` when it named none).
+        model: String,
+    },
 }
 
 impl Actor {
-    pub fn parts(&self) -> (&'static str, &str) {
+    /// The actor as the store's two columns: kind (`expert` or `agent`) and
+    /// the expert's id or the agent's model.
+    pub(crate) fn parts(&self) -> (&'static str, &str) {
         match self {
             Actor::Expert { id } => ("expert", id),
             Actor::Agent { model } => ("agent", model),
@@ -80,17 +104,30 @@ impl Actor {
 pub struct EpisodeRecord {
     /// UUID v7: sortable by creation time.
     pub id: String,
+    /// The world's `id` from `world.toml`: episodes find their world by id,
+    /// not by path.
     pub world_id: String,
+    /// The world's declared `version` when the episode started (for people;
+    /// `world_hash` is what replay checks).
     pub world_version: String,
     /// The world's content hash when the episode started.
     pub world_hash: String,
+    /// The task's id within the world.
     pub task_id: String,
+    /// The reset seed: with the world and the actions, it determines every
+    /// observation.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub seed: u64,
+    /// Who performed the episode.
     pub actor: Actor,
+    /// Where the episode is in its lifecycle.
     pub status: EpisodeStatus,
+    /// When the episode started: RFC 3339, UTC, milliseconds.
     pub created_at: String,
+    /// When the header last changed (status, active time, final message);
+    /// same format.
     pub updated_at: String,
+    /// When it was submitted, if it was; same format.
     pub submitted_at: Option<String>,
     /// Time spent working, pauses excluded, in milliseconds.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
@@ -105,20 +142,30 @@ pub struct EpisodeRecord {
 pub struct StepRecord {
     /// Position in the raw log, retracted steps included.
     pub idx: u32,
+    /// What the performer did.
     pub action: Action,
+    /// What the world answered, exactly as the performer saw it.
     pub observation: Observation,
+    /// The task reached its end with this step: a tool that ends the
+    /// episode succeeded.
     pub terminated: bool,
+    /// The episode hit the task's `max_steps` with this step.
     pub truncated: bool,
-    /// Wall-clock time the step was recorded (not world time).
+    /// Wall-clock time the step was recorded (not world time): RFC 3339,
+    /// UTC, milliseconds.
     pub wall_at: String,
     /// Active time into the episode when the step was recorded.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub active_ms: i64,
     /// The expert's "why I did this".
     pub rationale: Option<String>,
+    /// A short free-text mark set with the rationale (see
+    /// [`Recorder::annotate`](crate::recorder::Recorder::annotate)), e.g.
+    /// `check`, so a reviewer can find the step again.
     pub flag: Option<String>,
     /// Undone; kept in the log, left out of training exports by default.
     pub retracted: bool,
+    /// When the step was undone: RFC 3339, UTC, milliseconds.
     pub retracted_at: Option<String>,
 }
 
@@ -126,7 +173,9 @@ pub struct StepRecord {
 /// included, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trajectory {
+    /// The episode's header.
     pub record: EpisodeRecord,
+    /// The raw log: `steps[i].idx == i`, retracted steps in place.
     pub steps: Vec<StepRecord>,
 }
 
@@ -138,7 +187,10 @@ impl Trajectory {
 
     /// The steps a training example or a transcript is made of: the kept
     /// ones, or all of them when retracted steps are asked for too.
-    pub fn steps_for_training(&self, include_retracted: bool) -> impl Iterator<Item = &StepRecord> {
+    pub(crate) fn steps_for_training(
+        &self,
+        include_retracted: bool,
+    ) -> impl Iterator<Item = &StepRecord> {
         self.steps
             .iter()
             .filter(move |s| include_retracted || !s.retracted)
@@ -205,6 +257,7 @@ impl Trajectory {
 
 /// A trajectory as a conversation; see [`Trajectory::transcript`].
 pub struct Transcript<'a> {
+    /// In order: one per step, then the final message when it is added.
     pub turns: Vec<Turn<'a>>,
     /// How many recorded steps the turns came from (the final message,
     /// when added, is not a step).
@@ -215,20 +268,31 @@ pub struct Transcript<'a> {
 pub enum Turn<'a> {
     /// A tool call and what the tool answered.
     Call {
+        /// The step's index in the raw log.
         idx: u32,
+        /// The tool called.
         tool: &'a str,
+        /// Its arguments, as given.
         args: &'a Map<String, Value>,
+        /// The performer's reason, when one was given and is not blank.
         rationale: Option<&'a str>,
+        /// The observation's text: what the performer read back.
         result: &'a str,
+        /// The step was undone (present only when retracted steps are asked
+        /// for).
         retracted: bool,
     },
     /// A message to the customer and their reply (empty when none).
     Say {
         /// The step, or `None` for a final message given only at submission.
         idx: Option<u32>,
+        /// What the performer told the customer.
         message: &'a str,
+        /// The performer's reason, when one was given and is not blank.
         rationale: Option<&'a str>,
+        /// The customer's reply (the observation's text), empty for none.
         reply: &'a str,
+        /// As for [`Turn::Call`].
         retracted: bool,
     },
 }

@@ -30,7 +30,7 @@ use super::{io_error, ExportOptions, ExportSummary, Format, Source, WorldSet, EX
 use crate::error::{Error, Result};
 
 /// `meta/info.json`'s `format`.
-pub const FORMAT: &str = "understudy.dataset/1";
+pub(crate) const FORMAT: &str = "understudy.dataset/1";
 
 /// Episodes per data file unless told otherwise: rows carry the policy and
 /// tool specs, so a thousand rows is tens of megabytes.
@@ -99,7 +99,7 @@ impl Chunk {
 /// Writes the dataset folder at `output`. It is built next to `output` and
 /// moved into place only when complete; an existing folder is replaced only
 /// if it is empty or an earlier Understudy dataset, never anything else.
-pub fn write(
+pub(crate) fn write(
     source: &Source<'_>,
     worlds: Option<&WorldSet>,
     options: &ExportOptions,

@@ -17,11 +17,16 @@ use crate::store::{Expert, Store};
 /// What an import stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ImportSummary {
+    /// Episodes stored.
     pub episodes: usize,
+    /// Their steps, retracted ones included.
     pub steps: usize,
+    /// Their reviews.
     pub reviews: usize,
     /// Experts that were not in the store yet.
     pub experts_added: usize,
+    /// Problems that did not stop the import, e.g. a world that changed
+    /// since an episode was recorded.
     pub warnings: Vec<String>,
 }
 
@@ -44,7 +49,7 @@ pub fn import(store: &Store, text: &str, source: &str, worlds_dir: &Path) -> Res
 /// [`import`] for a document already parsed (`problems` are the parser's,
 /// reported together with the ones found here), against worlds already
 /// loaded.
-pub fn import_parsed(
+pub(crate) fn import_parsed(
     store: &Store,
     parsed: Vec<ParsedEpisode>,
     mut problems: Vec<(usize, String)>,

@@ -18,11 +18,11 @@
 
 mod chat;
 pub mod folder;
-pub mod import;
+mod import;
 pub mod native;
-pub mod openai;
+mod openai;
 pub mod trl;
-pub mod worlds;
+mod worlds;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -40,15 +40,19 @@ pub use import::{import, ImportSummary};
 pub use worlds::WorldSet;
 
 /// Names this build in `meta/info.json`, so a dataset says what wrote it.
-pub const EXPORTER: &str = concat!("understudy ", env!("CARGO_PKG_VERSION"));
+pub(crate) const EXPORTER: &str = concat!("understudy ", env!("CARGO_PKG_VERSION"));
 
 /// The output shapes of `understudy export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
+    /// `understudy.episode/1` lines: everything, re-importable.
     Native,
+    /// Hugging Face / TRL conversational rows (`messages`, `tools`, ...).
     Trl,
+    /// OpenAI chat fine-tuning rows.
     OpenAi,
+    /// A dataset folder of TRL rows that `datasets.load_dataset` opens.
     Folder,
 }
 
@@ -67,9 +71,11 @@ impl Format {
 /// `bundle.steps` and `bundle.transcript(..)` read the trajectory's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeBundle {
+    /// The header and every step, retracted ones included.
     pub trajectory: Trajectory,
     /// The expert's profile when the actor is an expert known to the store.
     pub expert: Option<Expert>,
+    /// Every review of the episode, in the order they were stored.
     pub reviews: Vec<Review>,
 }
 
@@ -85,18 +91,23 @@ impl std::ops::Deref for EpisodeBundle {
 /// imported with any UTC offset filter correctly.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
+    /// A world id: only episodes recorded in it.
     pub world: Option<String>,
+    /// A task id: only episodes of that task.
     pub task: Option<String>,
+    /// Only episodes in this status.
     pub status: Option<EpisodeStatus>,
     /// An expert's id: only episodes that expert performed.
     pub expert: Option<String>,
-    /// Inclusive.
+    /// Only episodes created at or after this instant.
     pub since: Option<DateTime<Utc>>,
-    /// Exclusive.
+    /// Only episodes created before this instant.
     pub until: Option<DateTime<Utc>>,
 }
 
 impl Filter {
+    /// Whether the episode passes every condition that is set. An episode
+    /// whose `created_at` does not parse fails any date condition.
     pub fn matches(&self, r: &EpisodeRecord) -> bool {
         let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
         if !eq(&self.world, &r.world_id) || !eq(&self.task, &r.task_id) {
@@ -170,7 +181,7 @@ impl Filter {
 }
 
 /// Every episode status, as written in files and on the command line.
-pub const STATUSES: [&str; 6] = [
+pub(crate) const STATUSES: [&str; 6] = [
     "in_progress",
     "paused",
     "submitted",
@@ -182,7 +193,9 @@ pub const STATUSES: [&str; 6] = [
 /// How to export.
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
+    /// The output shape.
     pub format: Format,
+    /// Which episodes.
     pub filter: Filter,
     /// Training formats leave undone steps out unless this is set. The
     /// native format always keeps them (marked).
@@ -205,18 +218,24 @@ impl Default for ExportOptions {
 /// Where episodes come from: a store, or episodes already in memory (a
 /// native JSONL file that was read and validated).
 pub enum Source<'a> {
+    /// A trajectory store; rewards come from its scores.
     Store(&'a Store),
+    /// Episodes already loaded, e.g. by [`native::parse`]; they have no
+    /// rewards.
     Episodes(&'a [EpisodeBundle]),
 }
 
 /// An episode picked by the filter; a stored one is loaded only when it is
 /// written, so exporting a large store never holds it all in memory.
 pub enum Selected<'a> {
+    /// From a store: only the header, until it is written.
     Stored(Box<EpisodeRecord>),
+    /// From [`Source::Episodes`].
     Loaded(&'a EpisodeBundle),
 }
 
 impl Selected<'_> {
+    /// The episode's header, whichever way it was selected.
     pub fn record(&self) -> &EpisodeRecord {
         match self {
             Selected::Stored(r) => r,
@@ -244,7 +263,7 @@ impl<'a> Source<'a> {
     }
 
     /// The store, when there is one (rewards live there).
-    pub fn store(&self) -> Option<&'a Store> {
+    pub(crate) fn store(&self) -> Option<&'a Store> {
         match self {
             Source::Store(s) => Some(s),
             Source::Episodes(_) => None,
@@ -308,13 +327,14 @@ impl<'a> Loader<'a> {
 /// exported as `None` (null) rather than a guess, as is an episode never
 /// scored; a store that cannot be read gives `None` too, since a reward
 /// column is no reason to fail a whole export.
-pub fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
+pub(crate) fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
     store.latest_score_value(episode_id).ok().flatten()
 }
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ExportSummary {
+    /// Episodes written (one line or row each).
     pub episodes: usize,
     /// Steps written: all of them for the native format, the kept ones (or
     /// all, with `include_retracted`) for the training formats.

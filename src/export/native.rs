@@ -19,7 +19,7 @@ use crate::store::{Actor, Decision, EpisodeRecord, EpisodeStatus, Expert, Review
 use crate::trajectory::Trajectory;
 
 /// The `format` value of every line.
-pub const FORMAT: &str = "understudy.episode/1";
+pub(crate) const FORMAT: &str = "understudy.episode/1";
 
 #[derive(Serialize)]
 struct LineOut<'a> {
@@ -85,7 +85,7 @@ struct ReviewOut<'a> {
 
 /// Appends one episode's line (without the newline) to `out`; returns the
 /// number of steps written.
-pub fn write_line(b: &EpisodeBundle, out: &mut Vec<u8>) -> Result<usize> {
+pub(crate) fn write_line(b: &EpisodeBundle, out: &mut Vec<u8>) -> Result<usize> {
     let r = &b.record;
     let line = LineOut {
         format: FORMAT,
@@ -234,6 +234,8 @@ struct ReviewIn {
 pub struct ParsedEpisode {
     /// 1-based line number in the file.
     pub line: usize,
+    /// The episode, checked against the schema and the format's rules (not
+    /// yet against worlds or a store).
     pub bundle: EpisodeBundle,
 }
 
@@ -258,7 +260,7 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<ParsedEpisode>> {
 /// Like [`parse`], but returns the lines that parsed alongside the problems
 /// (as `(line, message)`), so a caller can add its own checks of the good
 /// lines and report everything at once.
-pub fn parse_all(text: &str) -> (Vec<ParsedEpisode>, Vec<(usize, String)>) {
+pub(crate) fn parse_all(text: &str) -> (Vec<ParsedEpisode>, Vec<(usize, String)>) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();

@@ -135,7 +135,7 @@ pub(crate) fn messages<'a>(
 
 /// Appends one episode's row (without the newline) to `out`; returns the
 /// number of steps in it.
-pub fn write_row(
+pub(crate) fn write_row(
     b: &EpisodeBundle,
     worlds: &WorldSet,
     cache: &mut ToolCache,

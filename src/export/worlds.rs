@@ -23,7 +23,7 @@ pub struct WorldSet {
 
 /// The outcome of checking episodes against a [`WorldSet`].
 #[derive(Debug, Default)]
-pub struct WorldCheck {
+pub(crate) struct WorldCheck {
     /// Episodes that cannot be used: their world or task is missing.
     pub problems: Vec<String>,
     /// Worlds that changed since episodes were recorded in them (once per
@@ -45,7 +45,7 @@ impl WorldSet {
 
     /// Loads the worlds with the given ids from `dir`: either `dir` is a
     /// world folder itself, or it holds world folders. Ids not found are
-    /// simply absent (see [`WorldSet::check`]); a world that is found but
+    /// simply absent (export and import then name them as missing); a world that is found but
     /// does not load is an error, with its problems.
     pub fn load(dir: &Path, ids: &BTreeSet<String>) -> Result<WorldSet> {
         let candidates = candidates(dir)?;
@@ -79,17 +79,20 @@ impl WorldSet {
         })
     }
 
+    /// The folder the worlds were looked up in (for a single world, its
+    /// own folder), for messages.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The loaded world with this id, if it was asked for and found.
     pub fn get(&self, id: &str) -> Option<&Arc<World>> {
         self.worlds.get(id)
     }
 
     /// Checks that each episode's world and task exist. `items` pairs each
     /// record with how to name it in a message (an episode id, a line).
-    pub fn check<'r>(
+    pub(crate) fn check<'r>(
         &self,
         items: impl IntoIterator<Item = (&'r EpisodeRecord, String)>,
     ) -> WorldCheck {
@@ -136,6 +139,7 @@ impl WorldSet {
         out
     }
 
+    /// Every loaded world, by id order.
     pub fn worlds(&self) -> impl Iterator<Item = &Arc<World>> {
         self.worlds.values()
     }

@@ -16,7 +16,3 @@ pub mod json;
 pub mod number;
 
 mod bigint;
-
-pub use calc::{calculate, calculate_json_text, calculate_text, CalcError};
-pub use json::{dumps, dumps_into};
-pub use number::{float_repr, float_repr_into, number_str, round_half_even, round_number};

@@ -345,6 +345,7 @@ fn increment_decimal(digits: &mut Vec<u8>) {
 
 /// Python `str()` of a JSON number: ints as plain digits, floats via
 /// [`float_repr`].
+#[cfg(test)]
 pub fn number_str(n: &Number) -> String {
     let mut out = String::new();
     number_str_into(&mut out, n);
@@ -370,6 +371,7 @@ pub fn number_str_into(out: &mut String, n: &Number) {
 /// A result that JSON cannot hold — a float rounding to infinity, or an int
 /// rounding beyond the 64-bit range — is impossible for finite inputs with
 /// `ndigits >= 0` and returns the input unchanged.
+#[cfg(test)]
 pub fn round_number(n: &Number, ndigits: i32) -> Number {
     if n.is_f64() {
         let Some(x) = n.as_f64() else {
@@ -398,6 +400,7 @@ pub fn round_number(n: &Number, ndigits: i32) -> Number {
 }
 
 /// `int.__round__(value, -k)`: nearest multiple of `10^k`, ties to even.
+#[cfg(test)]
 fn round_int_half_even(value: i128, k: u32) -> i128 {
     // |value| < 2^64 < 10^20, so any k >= 21 rounds to 0; 10^38 still fits.
     let Some(unit) = 10i128.checked_pow(k.min(38)) else {

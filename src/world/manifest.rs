@@ -122,7 +122,10 @@ pub struct ToolToml {
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ToolKind {
+    /// Looks only: its SQL runs in the read sandbox, which denies every
+    /// change.
     Read,
+    /// May change the world's records (the default).
     #[default]
     Write,
 }

@@ -7,7 +7,7 @@
 
 mod hash;
 mod load;
-pub mod manifest;
+pub(crate) mod manifest;
 mod seed;
 mod task;
 
@@ -16,11 +16,12 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde::Serialize;
 
-pub use crate::diagnostics::{Diagnostic, Diagnostics};
+pub(crate) use crate::diagnostics::{Diagnostic, Diagnostics};
 pub(crate) use crate::sql::sql_message;
 pub(crate) use load::describe_schema_error;
 pub(crate) use load::open_world_connection as open_connection;
-pub use manifest::{ResultShape, ToolKind};
+pub(crate) use manifest::ResultShape;
+pub use manifest::ToolKind;
 pub use task::{Task, TaskRecord};
 
 use crate::error::Result;
@@ -28,12 +29,21 @@ use crate::sql::functions::IdFormats;
 
 /// A loaded, validated world.
 pub struct World {
+    /// The folder it was loaded from, as given to [`World::load`].
     pub root: PathBuf,
+    /// Identity and clock, from `world.toml`.
     pub meta: WorldMeta,
+    /// `policy.md` as written (empty when there is none): the rules the
+    /// performer is told to follow, and the system prompt of exports.
     pub policy: String,
+    /// The declared tools by name, in sorted file-name order.
     pub tools: IndexMap<String, Tool>,
+    /// The views by name, in `views.toml` order; each is also a read tool.
     pub views: IndexMap<String, View>,
+    /// The tasks by id, in the order of their files (sorted, TOML before
+    /// JSONL) and of each file.
     pub tasks: IndexMap<String, Task>,
+    /// Every table of the schema, with how its rows appear in the diff.
     pub tables: Vec<TableInfo>,
     /// SHA-256 over every behaviour-affecting file; see `docs/world-format.md`.
     pub content_hash: String,
@@ -58,40 +68,58 @@ impl std::fmt::Debug for World {
 /// Identity and simulation settings from `world.toml`.
 #[derive(Debug, Clone, Serialize)]
 pub struct WorldMeta {
+    /// The stable id episodes are recorded under (`support-desk`).
     pub id: String,
+    /// The display name, e.g. the simulated company's.
     pub name: String,
+    /// The author's version label; the content hash, not this, is what
+    /// detects a changed world.
     pub version: String,
+    /// Free text for people; empty when not given.
     pub description: String,
     /// Simulated clock at reset, seconds since the Unix epoch.
-    pub clock_start: i64,
-    pub tick_seconds: i64,
+    pub(crate) clock_start: i64,
+    /// How far the simulated clock moves per step.
+    pub(crate) tick_seconds: i64,
     /// How `new_id` writes ids.
-    pub ids: IdFormats,
+    pub(crate) ids: IdFormats,
 }
 
 /// A declared tool, compiled.
 pub struct Tool {
+    /// What actions call it by (`issue_refund`).
     pub name: String,
+    /// A label for people; derived from the name when not given.
     pub title: String,
+    /// What the tool does, as the performer reads it.
     pub description: String,
+    /// Whether it may change the world.
     pub kind: ToolKind,
+    /// A successful call ends the task (the step is `terminated`).
     pub ends_episode: bool,
     /// JSON Schema of the arguments, as the agent and the form builder see it.
     pub parameters: serde_json::Value,
     pub(crate) validator: jsonschema::Validator,
-    pub guards: Vec<Guard>,
-    pub body: Vec<String>,
+    /// Rules checked in order before the body; the first that fails refuses
+    /// the call.
+    pub(crate) guards: Vec<Guard>,
+    /// SQL statements, run in order after the guards; a write tool's whole
+    /// call is one savepoint, so a failure leaves the world as it was.
+    pub(crate) body: Vec<String>,
     pub(crate) script: Option<rhai::AST>,
-    pub result: Option<ToolResult>,
+    /// What the call returns, when it returns more than `Done.`.
+    pub(crate) result: Option<ToolResult>,
 }
 
-pub struct Guard {
+/// A business rule checked before a tool's body runs.
+pub(crate) struct Guard {
     pub check: String,
     /// Name of the error template in the world's template environment.
     pub(crate) error_template: String,
 }
 
-pub struct ToolResult {
+/// A tool's answer: a query, its shape and the text template.
+pub(crate) struct ToolResult {
     pub query: Option<String>,
     pub shape: ResultShape,
     pub(crate) text_template: Option<String>,
@@ -100,12 +128,20 @@ pub struct ToolResult {
 /// A named read-only query shown as a record table; also a read tool.
 #[derive(Debug, Clone, Serialize)]
 pub struct View {
+    /// The view's name; its read tool is `view_<name>`.
     pub name: String,
+    /// A label for people; derived from the name when not given.
     pub title: String,
+    /// What it lists, as the performer reads it; may be empty.
     pub description: String,
+    /// The listing's `SELECT`, run read-only.
     pub query: String,
+    /// The query's columns, in order, as found when the world loaded.
     pub columns: Vec<String>,
+    /// The column that identifies a record, for opening one.
     pub key: Option<String>,
+    /// The `SELECT` for one full record, with `:key` bound; with `key`, it
+    /// lets the read tool open a record.
     pub record: Option<String>,
 }
 
@@ -128,6 +164,7 @@ pub(crate) struct RestorePlan {
 /// How a table's rows appear in the state diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct TableInfo {
+    /// The SQL table's name.
     pub name: String,
     /// The single-column primary key, or `None` to key rows by `rowid`.
     pub key_column: Option<String>,
@@ -138,11 +175,17 @@ pub struct TableInfo {
 /// A tool as offered to agents and to the app: a function spec.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ToolSpec {
+    /// The name actions call it by.
     pub name: String,
+    /// A label for people.
     pub title: String,
+    /// What it does, as the agent reads it.
     pub description: String,
+    /// Read or write.
     pub kind: ToolKind,
+    /// A successful call ends the task.
     pub ends_episode: bool,
+    /// The arguments' JSON Schema.
     pub parameters: serde_json::Value,
 }
 
@@ -156,6 +199,7 @@ impl World {
         load::load(dir.as_ref())
     }
 
+    /// The task with this id, if the world declares it.
     pub fn task(&self, id: &str) -> Option<&Task> {
         self.tasks.get(id)
     }
@@ -194,17 +238,21 @@ impl World {
         }
     }
 
+    /// How the table `name` appears in the state diff, if the schema has it.
     pub fn table(&self, name: &str) -> Option<&TableInfo> {
         self.tables.iter().find(|t| t.name == name)
     }
 }
 
 impl View {
+    /// The name of the view's read tool: `view_<name>`.
     pub fn tool_name(&self) -> String {
         format!("{VIEW_TOOL_PREFIX}{}", self.name)
     }
 
-    pub fn tool_spec(&self) -> ToolSpec {
+    /// The view's read tool: filter, search, sort and paging arguments
+    /// over its columns, plus `key` when it can open a record.
+    pub(crate) fn tool_spec(&self) -> ToolSpec {
         let columns: Vec<serde_json::Value> = self
             .columns
             .iter()

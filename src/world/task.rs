@@ -18,8 +18,11 @@ use super::manifest::{RecordRef, TaskSpec};
 /// written.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Task {
+    /// Unique in the world; episodes record it.
     pub id: String,
+    /// A one-line name for people.
     pub title: String,
+    /// Free text such as `easy` or `hard`, for choosing tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub difficulty: Option<String>,
     /// The performer's brief.
@@ -56,6 +59,7 @@ pub struct Task {
 /// A record a task names: a row of `table` by its key.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct TaskRecord {
+    /// The table the record is in.
     pub table: String,
     /// The value of the table's key column (or rowid).
     pub key: Value,

@@ -20,7 +20,9 @@ impl CalcError {
         }
     }
 
-    /// The Python exception text, e.g. `division by zero`.
+    /// The Python exception text, e.g. `division by zero` (what `Display`
+    /// writes too).
+    #[cfg(test)]
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -41,15 +41,17 @@ mod value;
 
 pub use error::CalcError;
 
-use super::number::{float_repr, round_half_even};
+use super::number::round_half_even;
 use error::syntax_error_at;
 
 /// The observation τ-bench produces for `calculate(expression)`: the rounded
 /// result as Python's `str(float)` (`4.0`, `0.33`, `1e+20`, `inf`), or
-/// `Error: <message>`.
+/// `Error: <message>`. The tests' oracle: the engine's `calculate` SQL
+/// function formats the result itself.
+#[cfg(test)]
 pub fn calculate_text(expression: &str) -> String {
     match calculate(expression) {
-        Ok(value) => float_repr(value),
+        Ok(value) => super::number::float_repr(value),
         Err(err) => format!("Error: {err}"),
     }
 }
@@ -63,6 +65,7 @@ pub fn calculate_text(expression: &str) -> String {
 /// must be a string that is a *substring* of the whitelist, and a list that
 /// passes is then rejected by `eval` itself. The exception text reaches the
 /// observation through the environment's generic `Error: ` wrapper.
+#[cfg(test)]
 pub fn calculate_json_text(expression: &serde_json::Value) -> String {
     use serde_json::Value;
     fn python_type(v: &Value) -> &'static str {
