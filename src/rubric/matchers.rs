@@ -329,29 +329,18 @@ mod tests {
 
     #[test]
     fn malformed_matchers_are_explained() {
-        assert!(parse("{ regex = \"(\" }")
-            .unwrap_err()
-            .contains("does not compile"));
-        assert!(parse("{ any_of = [] }")
-            .unwrap_err()
-            .contains("at least one"));
-        assert!(parse("{ number = \"x\" }")
-            .unwrap_err()
-            .contains("must be a number"));
-        assert!(parse("{ number = 1, tolerance = -1 }")
-            .unwrap_err()
-            .contains("≥ 0"));
-        assert!(parse("{ regex = \"a\", foo = 1 }")
-            .unwrap_err()
-            .contains("mixes"));
-        assert!(parse("{ regex = \"a\", contains = \"b\" }")
-            .unwrap_err()
-            .contains("one matcher"));
-        assert!(parse("{ tolerance = 1 }")
-            .unwrap_err()
-            .contains("goes with `number`"));
-        assert!(parse("{ absent = false }")
-            .unwrap_err()
-            .contains("absent = true"));
+        for (matcher, explanation) in [
+            ("{ regex = \"(\" }", "does not compile"),
+            ("{ any_of = [] }", "at least one"),
+            ("{ number = \"x\" }", "must be a number"),
+            ("{ number = 1, tolerance = -1 }", "≥ 0"),
+            ("{ regex = \"a\", foo = 1 }", "mixes"),
+            ("{ regex = \"a\", contains = \"b\" }", "one matcher"),
+            ("{ tolerance = 1 }", "goes with `number`"),
+            ("{ absent = false }", "absent = true"),
+        ] {
+            let err = parse(matcher).unwrap_err();
+            assert!(err.contains(explanation), "{matcher}: {err}");
+        }
     }
 }
