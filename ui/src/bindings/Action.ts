@@ -3,4 +3,17 @@
 /**
  * One action, in the engine's own shape.
  */
-export type Action = { tool: string, args: Record<string, unknown>, } | { message: string, };
+export type Action = { 
+/**
+ * The tool's name, e.g. `issue_refund` or `view_invoices`.
+ */
+tool: string, 
+/**
+ * The arguments, checked against the tool's JSON Schema when the
+ * step runs (a mismatch is an observation, not an error).
+ */
+args: Record<string, unknown>, } | { 
+/**
+ * The text, as the customer reads it.
+ */
+message: string, };

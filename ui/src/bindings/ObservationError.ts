@@ -7,7 +7,16 @@ import type { ObservationErrorCode } from "./ObservationErrorCode";
  * performer reads, after `Error: `) and, for arguments that fail the
  * tool's schema, the same problems as data.
  */
-export type ObservationError = { code: ObservationErrorCode, message: string, 
+export type ObservationError = { 
+/**
+ * What kind of failure, for programs.
+ */
+code: ObservationErrorCode, 
+/**
+ * The explanation, for the performer: the observation's text is
+ * `Error: ` followed by it.
+ */
+message: string, 
 /**
  * Set only for `invalid_arguments` from schema validation.
  */

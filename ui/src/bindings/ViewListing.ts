@@ -5,4 +5,17 @@
  * one page of rows, the view's columns in order, and how many rows match
  * in all.
  */
-export type ViewListing = { columns: Array<string>, rows: Array<Record<string, unknown>>, total: number, };
+export type ViewListing = { 
+/**
+ * The view's columns, in the order its query returns them.
+ */
+columns: Array<string>, 
+/**
+ * This page of rows (after `offset`, at most `limit`), each keyed by
+ * column.
+ */
+rows: Array<Record<string, unknown>>, 
+/**
+ * How many rows match the filter and search, over all pages.
+ */
+total: number, };
