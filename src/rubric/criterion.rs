@@ -22,6 +22,9 @@ pub struct Criterion {
     pub points: f64,
     /// When a gate is not met the whole score is 0.
     pub gate: bool,
+    /// Whether `pass` needs this criterion to come out right: met when its
+    /// points are positive, not met when they are negative (default).
+    pub required: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
     pub kind: CriterionKind,

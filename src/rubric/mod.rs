@@ -52,6 +52,7 @@
 //!   [`derive`]: rubrics derived from a task's gold solution.
 
 pub mod batch;
+mod commit;
 mod criterion;
 pub mod derive;
 mod evaluation;
@@ -66,6 +67,7 @@ pub mod mutations;
 pub mod numbers;
 mod records;
 mod score;
+pub mod values;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

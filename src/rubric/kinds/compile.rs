@@ -35,6 +35,16 @@ impl CompileCx<'_, '_> {
     }
 }
 
+/// Whether the criterion states what must hold (a gate, or positive
+/// points) rather than what must not happen.
+pub(crate) fn must_hold(c: &crate::rubric::format::CriterionToml) -> bool {
+    c.gate
+        || c.points
+            .as_ref()
+            .and_then(crate::rubric::matchers::as_f64)
+            .is_some_and(|p| p > 0.0)
+}
+
 /// 1-based line of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
