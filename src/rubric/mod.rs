@@ -52,6 +52,7 @@
 //!   [`derive`]: rubrics derived from a task's gold solution.
 
 pub mod batch;
+pub mod cheats;
 mod commit;
 mod criterion;
 pub mod derive;

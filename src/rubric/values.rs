@@ -101,8 +101,13 @@ pub fn stated_values(text: &str) -> Vec<Stated> {
         if taken(&out, start, end) {
             continue;
         }
-        let before = text[..start].trim_end_matches(' ').chars().next_back();
-        if before.is_some_and(|c| matches!(c, '$' | '€' | '£' | '.' | ',')) {
+        // Digits right after a currency sign or inside a grouped number
+        // (`$1234567`, `1,2345678`) are an amount, not an id.
+        let glued = text[..start].chars().next_back();
+        let spaced = text[..start].trim_end_matches(' ').chars().next_back();
+        if glued.is_some_and(|c| matches!(c, '.' | ','))
+            || spaced.is_some_and(|c| matches!(c, '$' | '€' | '£'))
+        {
             continue;
         }
         if let Some(shape) = id_shape(word) {
@@ -311,6 +316,10 @@ mod tests {
             ]
         );
         assert_eq!(kinds_of("enable 2FA at 10am on the 1st"), vec![]);
+        assert_eq!(
+            kinds_of("INV-1, INV-2"),
+            vec![("INV-1".into(), "id"), ("INV-2".into(), "id")]
+        );
         assert_eq!(id_shape("INV-24073").as_deref(), Some("inv-99999"));
         assert_eq!(id_shape("#W6067464").as_deref(), Some("#w9999999"));
         assert_eq!(

@@ -204,22 +204,20 @@ fn compile_commit(
         cx.problem(None, "commit = true is for criteria that must be met; a negative-point criterion fires on any mention");
         return None;
     }
-    let bound = |v: &Option<toml::Value>,
-                 name: &str,
-                 default: usize,
-                 cx: &mut CompileCx<'_, '_>| match v {
-        None => default,
-        Some(toml::Value::Integer(n)) if *n >= 1 => *n as usize,
-        Some(_) => {
-            cx.problem(
-                None,
-                format!(
+    let bound =
+        |v: &Option<toml::Value>, name: &str, default: usize, cx: &mut CompileCx<'_, '_>| match v {
+            None => default,
+            Some(toml::Value::Integer(n)) if *n >= 1 => *n as usize,
+            Some(_) => {
+                cx.problem(
+                    None,
+                    format!(
                     "{name} must be a whole number ≥ 1 (an answer states at least its own value)"
                 ),
-            );
-            default
-        }
-    };
+                );
+                default
+            }
+        };
     let max_values = bound(&c.max_values, "max_values", DEFAULT_MAX_VALUES, cx);
     let max_length = bound(&c.max_length, "max_length", DEFAULT_MAX_LENGTH, cx);
     if let TextPattern::Contains(p) = pattern {
