@@ -15,6 +15,7 @@ use serde_json::json;
 use understudy::export::{self, ExportOptions, Format, Source, WorldSet};
 use understudy::replay::{self, ReplayInput};
 use understudy::store::{Actor, EpisodeRecord, EpisodeStatus, StepRecord, Store};
+use understudy::trajectory::Trajectory;
 use understudy::{Action, Episode, World};
 
 const EPISODES: usize = 200;
@@ -70,26 +71,24 @@ fn big_store(world: &Arc<World>) -> (tempfile::TempDir, Store) {
             }
         })
         .collect();
-    let episodes: Vec<(EpisodeRecord, Vec<StepRecord>)> = (0..EPISODES)
-        .map(|n| {
-            (
-                EpisodeRecord {
-                    id: format!("ep-{n:05}"),
-                    world_id: world.meta.id.clone(),
-                    world_version: world.meta.version.clone(),
-                    world_hash: world.content_hash.clone(),
-                    task_id: "pay-back".into(),
-                    seed: 0,
-                    actor: Actor::Expert { id: "bench".into() },
-                    status: EpisodeStatus::Submitted,
-                    created_at: "2025-03-04T09:00:00.000Z".into(),
-                    updated_at: "2025-03-04T09:30:00.000Z".into(),
-                    submitted_at: Some("2025-03-04T09:30:00.000Z".into()),
-                    active_ms: 1_800_000,
-                    final_message: Some("Anything else?".into()),
-                },
-                steps.clone(),
-            )
+    let episodes: Vec<Trajectory> = (0..EPISODES)
+        .map(|n| Trajectory {
+            record: EpisodeRecord {
+                id: format!("ep-{n:05}"),
+                world_id: world.meta.id.clone(),
+                world_version: world.meta.version.clone(),
+                world_hash: world.content_hash.clone(),
+                task_id: "pay-back".into(),
+                seed: 0,
+                actor: Actor::Expert { id: "bench".into() },
+                status: EpisodeStatus::Submitted,
+                created_at: "2025-03-04T09:00:00.000Z".into(),
+                updated_at: "2025-03-04T09:30:00.000Z".into(),
+                submitted_at: Some("2025-03-04T09:30:00.000Z".into()),
+                active_ms: 1_800_000,
+                final_message: Some("Anything else?".into()),
+            },
+            steps: steps.clone(),
         })
         .collect();
     let dir = tempfile::tempdir().expect("tempdir");

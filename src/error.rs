@@ -3,7 +3,7 @@
 //! observations, recorded like any other step. These are failures of the
 //! caller or the environment.
 
-use crate::world::Diagnostic;
+use crate::diagnostics::Diagnostic;
 
 /// Every fallible engine operation returns this.
 #[derive(Debug, thiserror::Error)]

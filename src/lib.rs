@@ -27,6 +27,7 @@
 //! ```
 //!
 //! Modules:
+//! - [`diagnostics`], [`error`]: problems found at load, and the error type;
 //! - [`world`]: loading and validating world folders;
 //! - [`episode`]: reset/step, the state diff;
 //! - [`action`], [`observation`]: what goes in and comes out of a step;
@@ -35,6 +36,7 @@
 //! - [`python`]: Python-exact number formatting, rounding and `json.dumps`.
 
 pub mod action;
+pub mod diagnostics;
 pub mod episode;
 pub mod error;
 pub mod export;
@@ -48,6 +50,7 @@ pub mod script;
 pub mod sql;
 pub mod store;
 pub mod template;
+pub mod trajectory;
 pub mod world;
 
 pub use action::Action;

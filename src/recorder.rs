@@ -29,6 +29,7 @@ use crate::action::Action;
 use crate::episode::{Changes, Episode, StepOutcome};
 use crate::error::{Error, Result};
 use crate::store::{self, Actor, EpisodeRecord, EpisodeStatus, StepRecord, Store};
+use crate::trajectory::Trajectory;
 use crate::world::World;
 
 /// Time spent working, excluding pauses. Wall time is fine here: it
@@ -69,8 +70,8 @@ pub struct RecordedStep {
 pub struct Recorder {
     store: Arc<Store>,
     episode: Episode,
-    record: EpisodeRecord,
-    steps: Vec<StepRecord>,
+    /// What has been recorded so far, exactly as stored.
+    trajectory: Trajectory,
     clock: ActiveClock,
 }
 
@@ -118,8 +119,10 @@ impl Recorder {
         Ok(Recorder {
             store,
             episode,
-            record,
-            steps: Vec::new(),
+            trajectory: Trajectory {
+                record,
+                steps: Vec::new(),
+            },
             clock: ActiveClock {
                 banked_ms: 0,
                 since: Some(Instant::now()),
@@ -155,8 +158,7 @@ impl Recorder {
                 banked_ms: record.active_ms,
                 since: (!paused).then(Instant::now),
             },
-            record,
-            steps,
+            trajectory: Trajectory { record, steps },
         })
     }
 
@@ -164,14 +166,14 @@ impl Recorder {
     /// returns; on a storage failure the world is rolled back to match.
     pub fn step(&mut self, action: Action, rationale: Option<String>) -> Result<RecordedStep> {
         self.require_open()?;
-        if self.record.status == EpisodeStatus::Paused {
+        if self.trajectory.record.status == EpisodeStatus::Paused {
             return Err(Error::Conflict(
                 "the episode is paused; resume it first".into(),
             ));
         }
         let outcome = self.episode.step(&action)?;
         let record = StepRecord {
-            idx: self.steps.len() as u32,
+            idx: self.trajectory.steps.len() as u32,
             action,
             observation: outcome.observation.clone(),
             terminated: outcome.terminated,
@@ -183,13 +185,18 @@ impl Recorder {
             retracted: false,
             retracted_at: None,
         };
-        if let Err(e) = self.store.append_step(&self.record.id, &record) {
+        if let Err(e) = self.store.append_step(&self.trajectory.record.id, &record) {
             // Keep memory and disk in agreement: the step never happened.
-            rebuild(&mut self.episode, &self.record, &self.steps, false)?;
+            rebuild(
+                &mut self.episode,
+                &self.trajectory.record,
+                &self.trajectory.steps,
+                false,
+            )?;
             return Err(e);
         }
-        self.record.active_ms = record.active_ms;
-        self.steps.push(record.clone());
+        self.trajectory.record.active_ms = record.active_ms;
+        self.trajectory.steps.push(record.clone());
         Ok(RecordedStep { record, outcome })
     }
 
@@ -208,11 +215,16 @@ impl Recorder {
         flag: Option<String>,
     ) -> Result<()> {
         let step = self
+            .trajectory
             .steps
             .get_mut(idx as usize)
             .ok_or_else(|| Error::NotFound(format!("step {idx}")))?;
-        self.store
-            .annotate_step(&self.record.id, idx, rationale.as_deref(), flag.as_deref())?;
+        self.store.annotate_step(
+            &self.trajectory.record.id,
+            idx,
+            rationale.as_deref(),
+            flag.as_deref(),
+        )?;
         step.rationale = rationale.filter(|r| !r.trim().is_empty());
         step.flag = flag.filter(|f| !f.trim().is_empty());
         Ok(())
@@ -223,6 +235,7 @@ impl Recorder {
     pub fn undo(&mut self) -> Result<Option<u32>> {
         self.require_open()?;
         let Some(last) = self
+            .trajectory
             .steps
             .iter()
             .rev()
@@ -231,12 +244,17 @@ impl Recorder {
         else {
             return Ok(None);
         };
-        self.store.retract_step(&self.record.id, last)?;
-        if let Some(s) = self.steps.get_mut(last as usize) {
+        self.store.retract_step(&self.trajectory.record.id, last)?;
+        if let Some(s) = self.trajectory.steps.get_mut(last as usize) {
             s.retracted = true;
             s.retracted_at = Some(store::now());
         }
-        rebuild(&mut self.episode, &self.record, &self.steps, false)?;
+        rebuild(
+            &mut self.episode,
+            &self.trajectory.record,
+            &self.trajectory.steps,
+            false,
+        )?;
         Ok(Some(last))
     }
 
@@ -270,32 +288,37 @@ impl Recorder {
 
     fn set_status(&mut self, status: EpisodeStatus, final_message: Option<String>) -> Result<()> {
         let active = self.clock.now_ms();
-        self.store
-            .update_episode(&self.record.id, status, active, final_message.as_deref())?;
-        self.record.status = status;
-        self.record.active_ms = active;
+        self.store.update_episode(
+            &self.trajectory.record.id,
+            status,
+            active,
+            final_message.as_deref(),
+        )?;
+        self.trajectory.record.status = status;
+        self.trajectory.record.active_ms = active;
         if status == EpisodeStatus::Submitted {
-            self.record.submitted_at = Some(store::now());
+            self.trajectory.record.submitted_at = Some(store::now());
         }
         if final_message.is_some() {
-            self.record.final_message = final_message;
+            self.trajectory.record.final_message = final_message;
         }
         Ok(())
     }
 
     fn require_open(&self) -> Result<()> {
-        if self.record.status.is_open() {
+        if self.trajectory.record.status.is_open() {
             Ok(())
         } else {
             Err(Error::Conflict(format!(
                 "the episode is {}; it can no longer change",
-                self.record.status.as_str().replace('_', " ")
+                self.trajectory.record.status.as_str().replace('_', " ")
             )))
         }
     }
 
     fn last_message(&self) -> Option<String> {
-        self.steps
+        self.trajectory
+            .steps
             .iter()
             .rev()
             .filter(|s| !s.retracted)
@@ -306,12 +329,17 @@ impl Recorder {
     }
 
     pub fn record(&self) -> &EpisodeRecord {
-        &self.record
+        &self.trajectory.record
+    }
+
+    /// The episode so far: its header and every step.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
     }
 
     /// Every step, retracted ones included.
     pub fn steps(&self) -> &[StepRecord] {
-        &self.steps
+        &self.trajectory.steps
     }
 
     pub fn episode(&self) -> &Episode {

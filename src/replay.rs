@@ -22,7 +22,7 @@ use crate::action::Action;
 use crate::episode::{Changes, Episode};
 use crate::error::{Error, Result};
 use crate::observation::Observation;
-use crate::store::{EpisodeRecord, StepRecord};
+use crate::trajectory::{StepRecord, Trajectory};
 use crate::world::World;
 
 /// One parsed input line.
@@ -212,15 +212,15 @@ pub struct StoredReplay {
 /// divergence rather than an error.
 pub fn replay_stored(
     world: &Arc<World>,
-    record: &EpisodeRecord,
-    steps: &[StepRecord],
+    trajectory: &Trajectory,
     force: bool,
 ) -> Result<StoredReplay> {
+    let record = &trajectory.record;
     crate::recorder::check_world(record, world, force)?;
     let mut episode = Episode::new(Arc::clone(world))?;
     episode.set_enforce_limits(false);
     episode.reset(&record.task_id, record.seed)?;
-    let kept: Vec<&StepRecord> = steps.iter().filter(|s| !s.retracted).collect();
+    let kept: Vec<&StepRecord> = trajectory.kept_steps().collect();
     let mut out = StoredReplay {
         episode_id: record.id.clone(),
         world_id: record.world_id.clone(),

@@ -233,7 +233,7 @@ fn prepare<'c>(
         return Err(runtime("a read tool cannot change the world".into()));
     }
     let stmt = conn.prepare_cached(sql).map_err(|e| {
-        let message = crate::world::sql_message(&e);
+        let message = crate::sql::sql_message(&e);
         if message.contains("not authorized") {
             runtime(if read_only {
                 "a read tool cannot change the world".to_string()

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::world::{TaskSpec, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
+use understudy::world::{Task, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
 
 use crate::error::AppResult;
 use crate::AppState;
@@ -70,7 +70,7 @@ pub struct TaskBrief {
 }
 
 impl TaskBrief {
-    pub fn new(t: &TaskSpec) -> TaskBrief {
+    pub fn new(t: &Task) -> TaskBrief {
         TaskBrief {
             id: t.id.clone(),
             title: t.title.clone(),

@@ -27,7 +27,7 @@ use crate::observation::{Observation, ObservationErrorCode};
 use crate::sql::functions::{SharedState, SimState};
 use crate::sql::sandbox::{Sandbox, SandboxMode};
 use crate::sql::values::{bind_named, collect_rows, from_json};
-use crate::world::{TaskSpec, World, VIEW_TOOL_PREFIX};
+use crate::world::{Task, World, VIEW_TOOL_PREFIX};
 
 /// Prepared statements kept per episode connection.
 const STATEMENT_CACHE: usize = 256;
@@ -321,7 +321,7 @@ impl Episode {
         &self.world
     }
 
-    pub fn task(&self) -> &TaskSpec {
+    pub fn task(&self) -> &Task {
         self.world
             .task(&self.task_id)
             .expect("an episode's task exists once reset")

@@ -3,17 +3,16 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{EpisodeBundle, WorldSet};
-use crate::action::Action;
 use crate::error::{Error, Result};
-use crate::world::{TaskSpec, World};
+use crate::world::{Task, World};
 
 /// The system message: a short preamble with the task's instruction, then
 /// the policy. The instruction is the performer's brief (what the expert
 /// was told), so a model trained on the trajectory sees the same brief.
-pub fn system_prompt(world: &World, task: &TaskSpec) -> String {
+pub fn system_prompt(world: &World, task: &Task) -> String {
     let mut s = format!(
         "You are working in {}. Use the tools to act, and write to the customer in plain text. Follow the policy below.\n\nTask: {}",
         world.meta.name,
@@ -37,7 +36,7 @@ pub struct ToolCache {
 pub fn world_and_task<'w>(
     worlds: &'w WorldSet,
     b: &EpisodeBundle,
-) -> Result<(&'w World, &'w TaskSpec)> {
+) -> Result<(&'w World, &'w Task)> {
     let r = &b.record;
     let world = worlds.get(&r.world_id).ok_or_else(|| {
         Error::Other(format!(
@@ -58,7 +57,7 @@ pub fn world_and_task<'w>(
 
 impl ToolCache {
     /// The system prompt and tools for the episode's task.
-    pub fn prompt_and_tools(&mut self, world: &World, task: &TaskSpec) -> &(String, Vec<Value>) {
+    pub fn prompt_and_tools(&mut self, world: &World, task: &Task) -> &(String, Vec<Value>) {
         self.entries
             .entry((world.meta.id.clone(), task.id.clone()))
             .or_insert_with(|| (system_prompt(world, task), tool_specs(world, task)))
@@ -67,7 +66,7 @@ impl ToolCache {
 
 /// `{"type": "function", "function": {name, description, parameters}}` for
 /// every tool the task allows: the shape both TRL and OpenAI read.
-pub fn tool_specs(world: &World, task: &TaskSpec) -> Vec<Value> {
+pub fn tool_specs(world: &World, task: &Task) -> Vec<Value> {
     world
         .task_tool_specs(task)
         .into_iter()
@@ -78,74 +77,4 @@ pub fn tool_specs(world: &World, task: &TaskSpec) -> Vec<Value> {
             })
         })
         .collect()
-}
-
-/// One step as a conversation sees it.
-pub enum Turn<'a> {
-    /// A tool call and what the tool answered.
-    Call {
-        idx: u32,
-        tool: &'a str,
-        args: &'a Map<String, Value>,
-        rationale: Option<&'a str>,
-        result: &'a str,
-        retracted: bool,
-    },
-    /// A message to the customer and their reply (empty when none).
-    Say {
-        message: &'a str,
-        rationale: Option<&'a str>,
-        reply: &'a str,
-        retracted: bool,
-    },
-}
-
-/// The episode's steps as turns, plus the final message when it was given
-/// at submission and never sent as a message step (so the conversation
-/// still ends with what the performer told the customer).
-pub fn turns(b: &EpisodeBundle, include_retracted: bool) -> (Vec<Turn<'_>>, usize) {
-    let mut out = Vec::with_capacity(b.steps.len() + 1);
-    let mut steps = 0;
-    let mut last_message: Option<&str> = None;
-    for s in b.steps_for_training(include_retracted) {
-        steps += 1;
-        let rationale = s.rationale.as_deref().filter(|r| !r.trim().is_empty());
-        match &s.action {
-            Action::Tool { tool, args } => out.push(Turn::Call {
-                idx: s.idx,
-                tool,
-                args,
-                rationale,
-                result: &s.observation.text,
-                retracted: s.retracted,
-            }),
-            Action::Message { message } => {
-                if !s.retracted {
-                    last_message = Some(message);
-                }
-                out.push(Turn::Say {
-                    message,
-                    rationale,
-                    reply: &s.observation.text,
-                    retracted: s.retracted,
-                })
-            }
-        }
-    }
-    if let Some(final_message) = b
-        .record
-        .final_message
-        .as_deref()
-        .filter(|m| !m.trim().is_empty())
-    {
-        if last_message != Some(final_message) {
-            out.push(Turn::Say {
-                message: final_message,
-                rationale: None,
-                reply: "",
-                retracted: false,
-            });
-        }
-    }
-    (out, steps)
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::native::{self, ParsedEpisode};
-use super::WorldSet;
+use super::{EpisodeBundle, WorldSet};
 use crate::error::{Error, Result};
 use crate::store::{Expert, Store};
 
@@ -85,16 +85,20 @@ pub fn import_parsed(
     };
     let mut episodes = Vec::with_capacity(parsed.len());
     for p in parsed {
-        let b = p.bundle;
-        if let Some(x) = b.expert {
+        let EpisodeBundle {
+            trajectory,
+            expert,
+            reviews,
+        } = p.bundle;
+        if let Some(x) = expert {
             if !experts.iter().any(|e| e.id == x.id) {
                 experts.push(x);
             }
         }
         summary.episodes += 1;
-        summary.steps += b.steps.len();
-        summary.reviews += b.reviews.len();
-        episodes.push((b.record, b.steps, b.reviews));
+        summary.steps += trajectory.steps.len();
+        summary.reviews += reviews.len();
+        episodes.push((trajectory, reviews));
     }
     summary.experts_added = store.import_full(&experts, &episodes)?;
     Ok(summary)

@@ -33,9 +33,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::store::{
-    EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, StepRecord, Store,
-};
+use crate::store::{EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, Store};
+use crate::trajectory::Trajectory;
 
 pub use import::{import, ImportSummary};
 pub use worlds::WorldSet;
@@ -61,23 +60,24 @@ impl Format {
     }
 }
 
-/// One episode with everything recorded about it.
+/// One episode with everything recorded about it: the trajectory, and
+/// who performed and reviewed it.
+///
+/// It dereferences to its [`Trajectory`], so `bundle.record`,
+/// `bundle.steps` and `bundle.transcript(..)` read the trajectory's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeBundle {
-    pub record: EpisodeRecord,
+    pub trajectory: Trajectory,
     /// The expert's profile when the actor is an expert known to the store.
     pub expert: Option<Expert>,
-    /// Every step, retracted ones included, in order.
-    pub steps: Vec<StepRecord>,
     pub reviews: Vec<Review>,
 }
 
-impl EpisodeBundle {
-    /// The steps a training example is made of.
-    pub fn steps_for_training(&self, include_retracted: bool) -> impl Iterator<Item = &StepRecord> {
-        self.steps
-            .iter()
-            .filter(move |s| include_retracted || !s.retracted)
+impl std::ops::Deref for EpisodeBundle {
+    type Target = Trajectory;
+
+    fn deref(&self) -> &Trajectory {
+        &self.trajectory
     }
 }
 
@@ -290,9 +290,11 @@ impl<'a> Loader<'a> {
             crate::store::Actor::Agent { .. } => None,
         };
         Ok(Cow::Owned(EpisodeBundle {
-            record: EpisodeRecord::clone(record),
+            trajectory: Trajectory {
+                record: EpisodeRecord::clone(record),
+                steps: store.steps(&record.id)?,
+            },
             expert,
-            steps: store.steps(&record.id)?,
             reviews: store.reviews(&record.id)?,
         }))
     }

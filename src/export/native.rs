@@ -16,6 +16,7 @@ use crate::action::Action;
 use crate::error::{Error, Result};
 use crate::observation::Observation;
 use crate::store::{Actor, Decision, EpisodeRecord, EpisodeStatus, Expert, Review, StepRecord};
+use crate::trajectory::Trajectory;
 
 /// The `format` value of every line.
 pub const FORMAT: &str = "understudy.episode/1";
@@ -443,23 +444,25 @@ fn parse_line(raw: &str) -> std::result::Result<EpisodeBundle, Vec<String>> {
     }
     match (problems.is_empty(), status, actor) {
         (true, Some(status), Ok(actor)) => Ok(EpisodeBundle {
-            record: EpisodeRecord {
-                id: h.id,
-                world_id: h.world_id,
-                world_version: h.world_version,
-                world_hash: h.world_hash,
-                task_id: h.task_id,
-                seed: h.seed,
-                actor,
-                status,
-                created_at: h.created_at,
-                updated_at: h.updated_at,
-                submitted_at: h.submitted_at,
-                active_ms: h.active_ms,
-                final_message: h.final_message,
+            trajectory: Trajectory {
+                record: EpisodeRecord {
+                    id: h.id,
+                    world_id: h.world_id,
+                    world_version: h.world_version,
+                    world_hash: h.world_hash,
+                    task_id: h.task_id,
+                    seed: h.seed,
+                    actor,
+                    status,
+                    created_at: h.created_at,
+                    updated_at: h.updated_at,
+                    submitted_at: h.submitted_at,
+                    active_ms: h.active_ms,
+                    final_message: h.final_message,
+                },
+                steps,
             },
             expert,
-            steps,
             reviews,
         }),
         _ => Err(problems),

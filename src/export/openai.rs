@@ -10,9 +10,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::chat::{self, ToolCache, Turn};
+use super::chat::{self, ToolCache};
 use super::{EpisodeBundle, WorldSet};
 use crate::error::{Error, Result};
+use crate::trajectory::Turn;
 
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
@@ -73,7 +74,8 @@ pub fn write_row(
 ) -> Result<usize> {
     let (world, task) = chat::world_and_task(worlds, b)?;
     let (system, tools) = cache.prompt_and_tools(world, task);
-    let (turns, steps) = chat::turns(b, include_retracted);
+    let transcript = b.transcript(include_retracted);
+    let (turns, steps) = (transcript.turns, transcript.steps);
     let weight = |retracted: bool| retracted.then_some(0u8);
     let mut messages = Vec::with_capacity(2 + turns.len() * 2);
     messages.push(Message::System { content: system });

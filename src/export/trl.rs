@@ -10,10 +10,11 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::chat::{self, ToolCache, Turn};
+use super::chat::{self, ToolCache};
 use super::{EpisodeBundle, WorldSet};
 use crate::error::{Error, Result};
 use crate::store::Actor;
+use crate::trajectory::Turn;
 
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
@@ -144,7 +145,8 @@ pub fn write_row(
 ) -> Result<usize> {
     let (world, task) = chat::world_and_task(worlds, b)?;
     let (system, tools) = cache.prompt_and_tools(world, task);
-    let (turns, steps) = chat::turns(b, include_retracted);
+    let transcript = b.transcript(include_retracted);
+    let (turns, steps) = (transcript.turns, transcript.steps);
     let r = &b.record;
     let row = Row {
         messages: messages(system, &task.opening_message, &turns),

@@ -25,7 +25,7 @@ use super::{replay, RUBRICS_DIR};
 use crate::action::Action;
 use crate::episode::{Changes, Episode};
 use crate::error::{Error, Result};
-use crate::world::{TaskSpec, ToolKind, World};
+use crate::world::{Task, ToolKind, World};
 
 #[derive(Debug, Clone, Default)]
 pub struct DeriveOptions {
@@ -87,7 +87,7 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
     Ok(summary)
 }
 
-fn solution(task: &TaskSpec) -> Result<Vec<Action>> {
+fn solution(task: &Task) -> Result<Vec<Action>> {
     task.solution
         .iter()
         .enumerate()
@@ -156,7 +156,7 @@ fn touched(changes: &Changes) -> Touched {
 fn derive_task(
     world: &Arc<World>,
     episode: &mut Episode,
-    task: &TaskSpec,
+    task: &Task,
     templates: &[Action],
 ) -> Result<String> {
     let gold = solution(task)?;
@@ -408,7 +408,7 @@ fn table_columns(episode: &Episode, table: &str) -> Result<Vec<String>> {
 fn find_forbidden(
     world: &Arc<World>,
     episode: &mut Episode,
-    task: &TaskSpec,
+    task: &Task,
     gold: &[Action],
     gold_set: &Touched,
     templates: &[Action],

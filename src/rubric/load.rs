@@ -15,7 +15,7 @@ use super::kinds::compile::{check_tool, line_of, schema_errors, CompileCx, Probe
 use super::matchers::{as_f64, toml_to_json};
 use super::{Forbidden, GoldExample, Rubric, Section};
 use crate::action::Action;
-use crate::world::{Diagnostics, TaskSpec, World};
+use crate::world::{Diagnostics, Task, World};
 
 /// Parses and validates one rubric file's text. Problems go to `diags`;
 /// `None` when there was any.
@@ -342,7 +342,7 @@ fn check_section_contents(
 
 fn compile_criterion(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     c: &CriterionToml,
     text: &str,
     problems: &mut Problems,
@@ -448,7 +448,7 @@ fn kind_fields_set(c: &CriterionToml) -> Vec<&'static str> {
 
 fn compile_forbidden(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     f: &ForbiddenToml,
     rel: &str,
     line: usize,
@@ -517,7 +517,7 @@ fn compile_forbidden(
 
 fn compile_gold(
     world: &World,
-    task: &TaskSpec,
+    task: &Task,
     g: &GoldToml,
     n: usize,
     rel: &str,

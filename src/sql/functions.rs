@@ -14,7 +14,15 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Error as SqlError};
 
 use crate::python;
-use crate::world::manifest::IdsToml;
+
+/// How `new_id(prefix)` writes ids: `{prefix}{separator}{n}`, with `n`
+/// zero-padded to `width` digits and counted per prefix from `start`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IdFormats {
+    pub separator: String,
+    pub width: usize,
+    pub start: u64,
+}
 
 /// The per-episode simulated state the built-ins read.
 #[derive(Debug, Clone)]
@@ -27,11 +35,11 @@ pub struct SimState {
     pub counters: HashMap<String, u64>,
     /// SplitMix64 state, seeded at reset.
     pub rng: u64,
-    pub ids: IdsToml,
+    pub ids: IdFormats,
 }
 
 impl SimState {
-    pub fn new(clock: i64, seed: u64, ids: IdsToml) -> SimState {
+    pub fn new(clock: i64, seed: u64, ids: IdFormats) -> SimState {
         SimState {
             clock,
             start: clock,
@@ -267,7 +275,12 @@ mod tests {
 
     #[test]
     fn ids_are_sequential_per_prefix() {
-        let mut s = SimState::new(0, 1, IdsToml::default());
+        let ids = IdFormats {
+            separator: "-".into(),
+            width: 6,
+            start: 1,
+        };
+        let mut s = SimState::new(0, 1, ids);
         assert_eq!(s.new_id("RF"), "RF-000001");
         assert_eq!(s.new_id("RF"), "RF-000002");
         assert_eq!(s.new_id("ESC"), "ESC-000001");

@@ -23,6 +23,7 @@ pub use records::*;
 pub use scores::{JudgmentRecord, ScoreRecord, StoredScore};
 
 use crate::error::{Error, Result};
+use crate::trajectory::Trajectory;
 
 /// A handle to one store file. Cheap to share (`Arc<Store>`); calls are
 /// serialized on one connection, which is what SQLite does with writers
@@ -310,6 +311,14 @@ impl Store {
     }
 
     /// All steps of an episode, retracted ones included, in order.
+    /// An episode's header and every step: the whole trajectory.
+    pub fn trajectory(&self, episode_id: &str) -> Result<Trajectory> {
+        Ok(Trajectory {
+            record: self.episode(episode_id)?,
+            steps: self.steps(episode_id)?,
+        })
+    }
+
     pub fn steps(&self, episode_id: &str) -> Result<Vec<StepRecord>> {
         let conn = self.lock();
         let mut stmt = conn.prepare(&format!(
@@ -420,11 +429,11 @@ impl Store {
 
     /// Stores whole episodes (with their steps) in one transaction: either
     /// all of them land or none does. Existing ids are refused.
-    pub fn import(&self, episodes: &[(EpisodeRecord, Vec<StepRecord>)]) -> Result<()> {
+    pub fn import(&self, episodes: &[Trajectory]) -> Result<()> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
-        for (record, steps) in episodes {
-            insert_new_episode(&tx, record, steps)?;
+        for t in episodes {
+            insert_new_episode(&tx, &t.record, &t.steps)?;
         }
         tx.commit()?;
         Ok(())
@@ -438,7 +447,7 @@ impl Store {
     pub fn import_full(
         &self,
         experts: &[Expert],
-        episodes: &[(EpisodeRecord, Vec<StepRecord>, Vec<Review>)],
+        episodes: &[(Trajectory, Vec<Review>)],
     ) -> Result<usize> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
@@ -449,7 +458,7 @@ impl Store {
                 params![x.id, x.name, x.domain, x.credentials, x.credentials_attested, x.verified, x.created_at, x.updated_at],
             )?;
         }
-        for (record, steps, reviews) in episodes {
+        for (Trajectory { record, steps }, reviews) in episodes {
             insert_new_episode(&tx, record, steps)?;
             for r in reviews {
                 tx.execute(

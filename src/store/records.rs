@@ -3,8 +3,7 @@
 use rusqlite::Row;
 use serde::{Deserialize, Serialize};
 
-use crate::action::Action;
-use crate::observation::Observation;
+pub use crate::trajectory::{Actor, EpisodeRecord, EpisodeStatus, StepRecord};
 
 pub(super) const EXPERT_COLUMNS: &str =
     "id, name, domain, credentials, credentials_attested, verified, created_at, updated_at";
@@ -54,91 +53,6 @@ pub struct ExpertInput {
     pub credentials_attested: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum EpisodeStatus {
-    InProgress,
-    Paused,
-    Submitted,
-    Abandoned,
-    Approved,
-    Rejected,
-}
-
-impl EpisodeStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EpisodeStatus::InProgress => "in_progress",
-            EpisodeStatus::Paused => "paused",
-            EpisodeStatus::Submitted => "submitted",
-            EpisodeStatus::Abandoned => "abandoned",
-            EpisodeStatus::Approved => "approved",
-            EpisodeStatus::Rejected => "rejected",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<EpisodeStatus> {
-        Some(match s {
-            "in_progress" => EpisodeStatus::InProgress,
-            "paused" => EpisodeStatus::Paused,
-            "submitted" => EpisodeStatus::Submitted,
-            "abandoned" => EpisodeStatus::Abandoned,
-            "approved" => EpisodeStatus::Approved,
-            "rejected" => EpisodeStatus::Rejected,
-            _ => return None,
-        })
-    }
-
-    /// Still being recorded: can take steps (once unpaused).
-    pub fn is_open(self) -> bool {
-        matches!(self, EpisodeStatus::InProgress | EpisodeStatus::Paused)
-    }
-}
-
-/// Who performed an episode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum Actor {
-    Expert { id: String },
-    Agent { model: String },
-}
-
-impl Actor {
-    pub fn parts(&self) -> (&'static str, &str) {
-        match self {
-            Actor::Expert { id } => ("expert", id),
-            Actor::Agent { model } => ("agent", model),
-        }
-    }
-}
-
-/// One episode's header.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct EpisodeRecord {
-    /// UUID v7: sortable by creation time.
-    pub id: String,
-    pub world_id: String,
-    pub world_version: String,
-    /// The world's content hash when the episode started.
-    pub world_hash: String,
-    pub task_id: String,
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
-    pub seed: u64,
-    pub actor: Actor,
-    pub status: EpisodeStatus,
-    pub created_at: String,
-    pub updated_at: String,
-    pub submitted_at: Option<String>,
-    /// Time spent working, pauses excluded, in milliseconds.
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
-    pub active_ms: i64,
-    /// The final message or answer to the customer.
-    pub final_message: Option<String>,
-}
-
 impl EpisodeRecord {
     pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<EpisodeRecord> {
         let kind: String = r.get(6)?;
@@ -164,31 +78,6 @@ impl EpisodeRecord {
             final_message: r.get(13)?,
         })
     }
-}
-
-/// One recorded step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct StepRecord {
-    /// Position in the raw log, retracted steps included.
-    pub idx: u32,
-    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
-    pub action: Action,
-    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
-    pub observation: Observation,
-    pub terminated: bool,
-    pub truncated: bool,
-    /// Wall-clock time the step was recorded (not world time).
-    pub wall_at: String,
-    /// Active time into the episode when the step was recorded.
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
-    pub active_ms: i64,
-    /// The expert's "why I did this".
-    pub rationale: Option<String>,
-    pub flag: Option<String>,
-    /// Undone; kept in the log, left out of training exports by default.
-    pub retracted: bool,
-    pub retracted_at: Option<String>,
 }
 
 impl StepRecord {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use crate::sql::functions::IdFormats;
+
 /// `world.toml`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +40,8 @@ fn default_tick() -> i64 {
     60
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+/// `[ids]`: how `new_id` writes ids (see [`IdFormats`]).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct IdsToml {
     #[serde(default = "default_separator")]
@@ -55,6 +58,16 @@ impl Default for IdsToml {
             separator: default_separator(),
             width: default_width(),
             start: default_start(),
+        }
+    }
+}
+
+impl From<&IdsToml> for IdFormats {
+    fn from(ids: &IdsToml) -> IdFormats {
+        IdFormats {
+            separator: ids.separator.clone(),
+            width: ids.width,
+            start: ids.start,
         }
     }
 }
@@ -166,13 +179,15 @@ pub struct TasksToml {
     pub tasks: Vec<Spanned<TaskSpec>>,
 }
 
-/// One task, as written in TOML or JSONL.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+/// One task, as written in TOML or JSONL. The loader checks it and turns
+/// it into a [`Task`](super::Task), which is what the engine uses; a field
+/// added here needs its counterpart there.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskSpec {
     pub id: String,
     pub title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub difficulty: Option<String>,
     pub instruction: String,
     #[serde(default)]
@@ -181,19 +196,18 @@ pub struct TaskSpec {
     pub facts: Vec<String>,
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub tools: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub records: Vec<RecordRef>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub replies: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub outputs: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub solution: Vec<serde_json::Value>,
-    /// Known problems with the task or its reference answer, recorded so
-    /// reviewers and graders can discount them instead of rediscovering them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Known problems with the task or its reference answer.
+    #[serde(default)]
     pub known_issues: Vec<String>,
 }
 
@@ -201,7 +215,7 @@ fn default_max_steps() -> u32 {
     50
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordRef {
     pub table: String,

@@ -5,23 +5,26 @@
 //! episode that runs in it. Loading does all validation up front, so nothing
 //! at run time can discover that the world itself is broken.
 
-mod diagnostics;
 mod hash;
 mod load;
 pub mod manifest;
 mod seed;
+mod task;
 
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde::Serialize;
 
-pub use diagnostics::{Diagnostic, Diagnostics};
+pub use crate::diagnostics::{Diagnostic, Diagnostics};
+pub(crate) use crate::sql::sql_message;
+pub(crate) use load::describe_schema_error;
 pub(crate) use load::open_world_connection as open_connection;
-pub(crate) use load::{describe_schema_error, sql_message};
-pub use manifest::{ResultShape, TaskSpec, ToolKind};
+pub use manifest::{ResultShape, ToolKind};
+pub use task::{Task, TaskRecord};
 
 use crate::error::Result;
+use crate::sql::functions::IdFormats;
 
 /// A loaded, validated world.
 pub struct World {
@@ -30,7 +33,7 @@ pub struct World {
     pub policy: String,
     pub tools: IndexMap<String, Tool>,
     pub views: IndexMap<String, View>,
-    pub tasks: IndexMap<String, TaskSpec>,
+    pub tasks: IndexMap<String, Task>,
     pub tables: Vec<TableInfo>,
     /// SHA-256 over every behaviour-affecting file; see `docs/world-format.md`.
     pub content_hash: String,
@@ -62,7 +65,8 @@ pub struct WorldMeta {
     /// Simulated clock at reset, seconds since the Unix epoch.
     pub clock_start: i64,
     pub tick_seconds: i64,
-    pub ids: manifest::IdsToml,
+    /// How `new_id` writes ids.
+    pub ids: IdFormats,
 }
 
 /// A declared tool, compiled.
@@ -152,7 +156,7 @@ impl World {
         load::load(dir.as_ref())
     }
 
-    pub fn task(&self, id: &str) -> Option<&TaskSpec> {
+    pub fn task(&self, id: &str) -> Option<&Task> {
         self.tasks.get(id)
     }
 
@@ -176,7 +180,7 @@ impl World {
     }
 
     /// The tool specs a task allows (all, unless the task names a subset).
-    pub fn task_tool_specs(&self, task: &TaskSpec) -> Vec<ToolSpec> {
+    pub fn task_tool_specs(&self, task: &Task) -> Vec<ToolSpec> {
         let all = self.tool_specs();
         match &task.tools {
             None => all,

@@ -11,8 +11,8 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::diagnostics::Diagnostics;
 use super::manifest::SeedToml;
+use crate::diagnostics::Diagnostics;
 use crate::sql::values::from_json;
 
 /// Where a seeded row came from, for error messages.

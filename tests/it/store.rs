@@ -1,6 +1,7 @@
 //! The store and recorder: durability, undo as retraction, pause, resume by
 //! replay, refusal of foreign/newer/corrupt files, all-or-nothing import.
 
+use understudy::trajectory::Trajectory;
 use understudy_testkit as common;
 
 use std::sync::Arc;
@@ -281,12 +282,23 @@ fn import_is_all_or_nothing() {
     // The second entry collides with an existing id: nothing is stored.
     let err = store
         .import(&[
-            (fresh.clone(), steps.clone()),
-            (record.clone(), steps.clone()),
+            Trajectory {
+                record: fresh.clone(),
+                steps: steps.clone(),
+            },
+            Trajectory {
+                record: record.clone(),
+                steps: steps.clone(),
+            },
         ])
         .unwrap_err();
     assert!(err.to_string().contains("already in the store"));
     assert!(matches!(store.episode(&fresh.id), Err(Error::NotFound(_))));
-    store.import(&[(fresh.clone(), steps)]).unwrap();
+    store
+        .import(&[Trajectory {
+            record: fresh.clone(),
+            steps,
+        }])
+        .unwrap();
     assert_eq!(store.steps(&fresh.id).unwrap().len(), 1);
 }

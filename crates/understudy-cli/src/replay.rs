@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use understudy::export::{native, EpisodeBundle, WorldSet};
 use understudy::replay::{self, StoredReplay};
 use understudy::store::Store;
+use understudy::trajectory::Trajectory;
 
 #[derive(Args)]
 pub struct ReplayArgs {
@@ -154,8 +155,10 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                 .into_iter()
                 .map(|record| {
                     Ok(EpisodeBundle {
-                        steps: store.steps(&record.id)?,
-                        record,
+                        trajectory: Trajectory {
+                            steps: store.steps(&record.id)?,
+                            record,
+                        },
                         expert: None,
                         reviews: Vec::new(),
                     })
@@ -225,7 +228,7 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let reports: Vec<StoredReplay> = jobs
         .par_iter()
         .map(|(world, b)| {
-            let r = replay::replay_stored(world, &b.record, &b.steps, args.force)
+            let r = replay::replay_stored(world, &b.trajectory, args.force)
                 .with_context(|| format!("replaying episode {}", b.record.id));
             bar.inc(1);
             r

@@ -15,6 +15,7 @@ use understudy::error::Error;
 use understudy::observation::Observation;
 use understudy::recorder::Recorder;
 use understudy::store::{Actor, Durability, EpisodeStatus, Store};
+use understudy::trajectory as transcript;
 use understudy::world::World;
 
 use super::protocol::{self, codes, ApiError, Fields, Move, Op, StepResponse};
@@ -636,7 +637,8 @@ fn step_info(rec: &Recorder, status: EpisodeStatus) -> Map<String, Value> {
 }
 
 /// The conversation as the customer saw it: the opening message, then each
-/// kept message and its reply.
+/// kept message step and its reply (the trajectory's transcript, without
+/// tool calls).
 fn conversation(opening: &str, rec: &Recorder) -> Vec<Turn> {
     let mut turns = Vec::new();
     if !opening.is_empty() {
@@ -645,18 +647,18 @@ fn conversation(opening: &str, rec: &Recorder) -> Vec<Turn> {
             content: opening.to_string(),
         });
     }
-    for step in rec.steps().iter().filter(|s| !s.retracted) {
-        if let Action::Message { message } = &step.action {
+    for turn in rec.trajectory().transcript(false).turns {
+        if let transcript::Turn::Say {
+            idx: Some(_),
+            message,
+            reply,
+            ..
+        } = turn
+        {
             turns.push(Turn {
                 role: "agent",
-                content: message.clone(),
+                content: message.to_string(),
             });
-            let reply = step
-                .observation
-                .content
-                .get("reply")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
             if !reply.is_empty() {
                 turns.push(Turn {
                     role: "customer",

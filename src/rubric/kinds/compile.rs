@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::episode::Episode;
-use crate::world::{TaskSpec, World, VIEW_TOOL_PREFIX};
+use crate::world::{Task, World, VIEW_TOOL_PREFIX};
 
 /// Problems of one criterion: the line (`None`: the criterion's own line)
 /// and what is wrong.
@@ -17,7 +17,7 @@ pub(crate) type Problems = Vec<(Option<usize>, String)>;
 /// One criterion's compile inputs and its problem list.
 pub(crate) struct CompileCx<'a, 'w> {
     pub world: &'a World,
-    pub task: &'a TaskSpec,
+    pub task: &'a Task,
     /// The rubric file's text, to turn spans into lines.
     pub text: &'a str,
     pub probe: &'a mut Probe<'w>,
@@ -45,15 +45,7 @@ pub(crate) fn must_hold(c: &crate::rubric::format::CriterionToml) -> bool {
             .is_some_and(|p| p > 0.0)
 }
 
-/// 1-based line of a byte offset.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
-}
+pub(crate) use crate::diagnostics::line_of;
 
 /// Runs validation queries; created on first use and shared by every file
 /// of one load, since creating an episode copies the world's database.
@@ -81,7 +73,7 @@ impl<'w> Probe<'w> {
             .map(|_| ())
             .map_err(|e| {
                 let text = match &e {
-                    crate::error::Error::Sqlite(s) => crate::world::sql_message(s),
+                    crate::error::Error::Sqlite(s) => crate::sql::sql_message(s),
                     other => other.to_string(),
                 };
                 if text.contains("not authorized") || text.contains("must only read") {
@@ -105,7 +97,7 @@ fn tool_parameters(world: &World, name: &str) -> Option<Value> {
 }
 
 /// The parameters of tool `name`, or why the task cannot call it.
-pub(crate) fn check_tool(world: &World, task: &TaskSpec, name: &str) -> Result<Value, String> {
+pub(crate) fn check_tool(world: &World, task: &Task, name: &str) -> Result<Value, String> {
     let Some(params) = tool_parameters(world, name) else {
         let mut known: Vec<String> = world.tools.keys().cloned().collect();
         known.extend(world.views.values().map(|v| v.tool_name()));

@@ -104,10 +104,9 @@ fn text(b: &[u8]) -> String {
 fn an_unchanged_world_replays_every_kept_step() {
     let r = record();
     let world = Arc::new(World::load(&r.world_dir).unwrap());
-    let record = r.store.episode(&r.episode).unwrap();
-    let steps = r.store.steps(&r.episode).unwrap();
-    assert_eq!(steps.len(), 4);
-    let report = replay_stored(&world, &record, &steps, false).unwrap();
+    let trajectory = r.store.trajectory(&r.episode).unwrap();
+    assert_eq!(trajectory.steps.len(), 4);
+    let report = replay_stored(&world, &trajectory, false).unwrap();
     assert_eq!(report.divergence, None);
     assert_eq!(report.kept_steps, 3, "the undone step is not replayed");
     assert_eq!(report.replayed_steps, 3);
@@ -119,14 +118,13 @@ fn a_changed_world_is_refused_unless_forced_then_the_divergence_is_reported() {
     let r = record();
     change_transfer(&r.world_dir);
     let world = Arc::new(World::load(&r.world_dir).unwrap());
-    let record = r.store.episode(&r.episode).unwrap();
-    let steps = r.store.steps(&r.episode).unwrap();
+    let trajectory = r.store.trajectory(&r.episode).unwrap();
 
-    let err = replay_stored(&world, &record, &steps, false).unwrap_err();
+    let err = replay_stored(&world, &trajectory, false).unwrap_err();
     assert!(matches!(err, Error::WorldChanged(_)), "{err}");
     assert!(err.to_string().contains("--force"), "{err}");
 
-    let report = replay_stored(&world, &record, &steps, true).unwrap();
+    let report = replay_stored(&world, &trajectory, true).unwrap();
     assert!(report.world_changed);
     let d = report.divergence.expect("the changed tool diverges");
     assert_eq!(
@@ -173,8 +171,8 @@ fn a_different_outcome_flag_is_a_divergence() {
     )
     .unwrap();
     let world = Arc::new(World::load(&world_dir).unwrap());
-    let record = r.store.episode(&r.episode).unwrap();
-    let report = replay_stored(&world, &record, &r.store.steps(&r.episode).unwrap(), true).unwrap();
+    let trajectory = r.store.trajectory(&r.episode).unwrap();
+    let report = replay_stored(&world, &trajectory, true).unwrap();
     let d = report.divergence.expect("diverges");
     assert_eq!(d.step, 2);
     assert_eq!(d.expected, d.actual);

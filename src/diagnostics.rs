@@ -2,11 +2,13 @@
 //!
 //! A world author fixing a broken world wants every problem at once, each
 //! pinned to a file and (where the format has lines) a line, so loading keeps
-//! going after the first error and reports them all together.
+//! going after the first error and reports them all together. Rubrics are
+//! loaded the same way. This module sits on the bottom floor with `error`,
+//! which carries the collected problems.
 
 use std::fmt;
 
-/// One problem found while loading a world.
+/// One problem found while loading a world (or a rubric).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Diagnostic {
     /// Path relative to the world folder, e.g. `tools/issue_refund.toml`.

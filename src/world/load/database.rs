@@ -1,0 +1,67 @@
+//! The world database: a connection with the world's built-ins, the schema
+//! applied to it, and the seed rows loaded and checked.
+
+use rusqlite::Connection;
+
+use super::context::LoadContext;
+use crate::diagnostics::line_of;
+use crate::error::{Error, Result};
+use crate::sql::{functions, sql_message};
+use crate::world::manifest::WorldToml;
+use crate::world::seed;
+
+/// A fresh in-memory connection with the world's built-ins installed.
+pub(crate) fn open_world_connection(
+    state: &functions::SharedState,
+) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_in_memory()?;
+    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+    functions::register(&conn, state)?;
+    Ok(conn)
+}
+
+/// Applies `schema.sql`; whether it applied (if not, that is a problem).
+pub(super) fn apply_schema(cx: &mut LoadContext<'_>, schema: &str) -> bool {
+    match cx.conn.execute_batch(schema) {
+        Ok(()) => true,
+        Err(e) => {
+            cx.diags.push(
+                "schema.sql",
+                None,
+                None,
+                format!("schema does not apply: {}", sql_message(&e)),
+            );
+            false
+        }
+    }
+}
+
+/// Loads every `[[seed]]` entry inside one transaction with deferred
+/// foreign keys, then checks the keys. Whether the seed is sound: when it
+/// is not, the problems are reported and nothing is kept.
+pub(super) fn seed(cx: &mut LoadContext<'_>, manifest: &WorldToml, text: &str) -> Result<bool> {
+    let conn = &cx.conn;
+    conn.execute_batch("BEGIN; PRAGMA defer_foreign_keys = ON;")
+        .map_err(Error::Sqlite)?;
+    let mut origins = seed::Origins::new();
+    let problems_before_seed = cx.diags.len();
+    for entry in &manifest.seed {
+        let line = line_of(text, entry.span().start);
+        seed::load(
+            conn,
+            cx.root,
+            entry.get_ref(),
+            line,
+            &mut origins,
+            &mut cx.diags,
+        );
+    }
+    seed::check_foreign_keys(conn, &origins, &mut cx.diags);
+    if cx.diags.len() > problems_before_seed {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Ok(false);
+    }
+    conn.execute_batch("PRAGMA defer_foreign_keys = OFF; COMMIT;")
+        .map_err(Error::Sqlite)?;
+    Ok(true)
+}

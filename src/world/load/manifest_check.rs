@@ -1,0 +1,86 @@
+//! Checking `world.toml` beyond its syntax: identity, clock and id format.
+
+use super::names::is_slug;
+use crate::diagnostics::Diagnostics;
+use crate::sql::functions::IdFormats;
+use crate::world::manifest::WorldToml;
+use crate::world::WorldMeta;
+
+/// The world's identity and simulation settings, or `None` when any of them
+/// is wrong (every problem is reported).
+pub(super) fn world_meta(m: &WorldToml, diags: &mut Diagnostics) -> Option<WorldMeta> {
+    let before = diags.len();
+    if m.format != 1 {
+        diags.push(
+            "world.toml",
+            None,
+            Some("format".into()),
+            format!(
+                "unsupported world format {}; this build reads format 1",
+                m.format
+            ),
+        );
+    }
+    if !is_slug(&m.id) {
+        diags.push("world.toml", None, Some("id".into()), format!("id {:?} must be lowercase letters, digits and dashes, starting with a letter or digit", m.id));
+    }
+    if m.name.trim().is_empty() {
+        diags.push(
+            "world.toml",
+            None,
+            Some("name".into()),
+            "name must not be empty",
+        );
+    }
+    if m.version.trim().is_empty() {
+        diags.push(
+            "world.toml",
+            None,
+            Some("version".into()),
+            "version must not be empty",
+        );
+    }
+    let clock_start = match chrono::DateTime::parse_from_rfc3339(&m.clock.start) {
+        Ok(t) => t.timestamp(),
+        Err(e) => {
+            diags.push(
+                "world.toml",
+                None,
+                Some("clock.start".into()),
+                format!(
+                    "expected an RFC 3339 time such as 2025-03-04T09:00:00Z, got {:?} ({e})",
+                    m.clock.start
+                ),
+            );
+            0
+        }
+    };
+    if m.clock.tick_seconds < 0 {
+        diags.push(
+            "world.toml",
+            None,
+            Some("clock.tick_seconds".into()),
+            "must be zero or more",
+        );
+    }
+    if m.ids.width > 20 {
+        diags.push(
+            "world.toml",
+            None,
+            Some("ids.width".into()),
+            "must be at most 20",
+        );
+    }
+    if diags.len() > before {
+        return None;
+    }
+    Some(WorldMeta {
+        id: m.id.clone(),
+        name: m.name.clone(),
+        version: m.version.clone(),
+        description: m.description.clone(),
+        clock_start,
+        tick_seconds: m.clock.tick_seconds,
+        ids: IdFormats::from(&m.ids),
+    })
+}

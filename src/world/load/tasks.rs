@@ -1,0 +1,190 @@
+//! Loading `tasks/*.toml` and `tasks/*.jsonl`: each task's limits, the
+//! tools it allows, the records it names and its reference solution are
+//! checked against the world they run in.
+
+use indexmap::IndexMap;
+
+use super::context::LoadContext;
+use super::files;
+use super::tools::describe_schema_error;
+use crate::action::Action;
+use crate::diagnostics::line_of;
+use crate::world::manifest::{RecordRef, TaskSpec, TasksToml};
+use crate::world::{TableInfo, Task, Tool, View, VIEW_TOOL_PREFIX};
+
+/// What a task is checked against: the world's compiled pieces.
+pub(super) struct TaskWorld<'w> {
+    pub tools: &'w IndexMap<String, Tool>,
+    pub views: &'w IndexMap<String, View>,
+    pub tables: &'w [TableInfo],
+}
+
+/// A task as found in a file, before it is checked.
+struct Found {
+    rel: String,
+    line: Option<usize>,
+    spec: TaskSpec,
+}
+
+/// Every sound task, by id; tasks with problems are left out (and the
+/// problems reported).
+pub(super) fn load_tasks(
+    cx: &mut LoadContext<'_>,
+    world: &TaskWorld<'_>,
+) -> IndexMap<String, Task> {
+    let mut tasks = IndexMap::new();
+    for found in read_tasks(cx) {
+        let before = cx.diags.len();
+        check_task(cx, world, &found, tasks.contains_key(&found.spec.id));
+        if cx.diags.len() == before {
+            tasks.insert(found.spec.id.clone(), Task::from(found.spec));
+        }
+    }
+    tasks
+}
+
+/// The tasks of every TOML file, then of every JSONL file (one per line).
+fn read_tasks(cx: &mut LoadContext<'_>) -> Vec<Found> {
+    let mut found = Vec::new();
+    for rel in files::list_files(cx.root, "tasks", ".toml", &mut cx.diags) {
+        let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
+            continue;
+        };
+        if let Some(parsed) = files::parse_toml::<TasksToml>(&rel, &text, &mut cx.diags) {
+            for t in parsed.tasks {
+                let line = line_of(&text, t.span().start);
+                found.push(Found {
+                    rel: rel.clone(),
+                    line: Some(line),
+                    spec: t.into_inner(),
+                });
+            }
+        }
+    }
+    for rel in files::list_files(cx.root, "tasks", ".jsonl", &mut cx.diags) {
+        let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<TaskSpec>(line) {
+                Ok(spec) => found.push(Found {
+                    rel: rel.clone(),
+                    line: Some(i + 1),
+                    spec,
+                }),
+                Err(e) => cx
+                    .diags
+                    .push(&rel, Some(i + 1), None, format!("not a valid task: {e}")),
+            }
+        }
+    }
+    found
+}
+
+/// Reports every problem of one task; `duplicate` when an earlier task
+/// already has its id.
+fn check_task(cx: &mut LoadContext<'_>, world: &TaskWorld<'_>, found: &Found, duplicate: bool) {
+    let Found {
+        rel,
+        line,
+        spec: task,
+    } = found;
+    let (line, subject) = (*line, Some(format!("task {}", task.id)));
+    if task.id.trim().is_empty() {
+        cx.diags.push(rel, line, None, "task id must not be empty");
+    }
+    if duplicate {
+        cx.diags
+            .push(rel, line, subject.clone(), "another task has the same id");
+    }
+    if task.max_steps == 0 {
+        cx.diags
+            .push(rel, line, subject.clone(), "max_steps must be at least 1");
+    }
+    for t in task.tools.iter().flatten() {
+        if !world.tools.contains_key(t) {
+            cx.diags.push(
+                rel,
+                line,
+                subject.clone(),
+                format!("`tools` names `{t}`, which is not a tool of this world"),
+            );
+        }
+    }
+    for r in &task.records {
+        if let Err(message) = check_record(cx, world.tables, r) {
+            cx.diags.push(rel, line, subject.clone(), message);
+        }
+    }
+    for (i, step) in task.solution.iter().enumerate() {
+        if let Err(message) = check_solution_step(world, i, step) {
+            cx.diags.push(rel, line, subject.clone(), message);
+        }
+    }
+}
+
+/// A record a task names must be in the seed data.
+fn check_record(cx: &LoadContext<'_>, tables: &[TableInfo], r: &RecordRef) -> Result<(), String> {
+    let Some(info) = tables.iter().find(|t| t.name == r.table) else {
+        return Err(format!(
+            "`records` names table `{}`, which does not exist",
+            r.table
+        ));
+    };
+    let col = info.key_column.clone().unwrap_or_else(|| "rowid".into());
+    let sql = format!(
+        "SELECT count(*) FROM \"{}\" WHERE \"{}\" = ?1",
+        info.name, col
+    );
+    let n: i64 = cx
+        .conn
+        .query_row(&sql, [crate::sql::values::from_json(&r.key)], |row| {
+            row.get(0)
+        })
+        .unwrap_or(0);
+    if n == 0 {
+        return Err(format!(
+            "`records` names {} {} in `{}`, which is not in the seed data",
+            col, r.key, r.table
+        ));
+    }
+    Ok(())
+}
+
+/// A step of the reference solution (the `i`-th, from 0) must be an action
+/// this world can take, with arguments its tool accepts.
+fn check_solution_step(
+    world: &TaskWorld<'_>,
+    i: usize,
+    step: &serde_json::Value,
+) -> Result<(), String> {
+    let what = format!("solution step {}", i + 1);
+    match Action::from_json(step) {
+        Err(e) => Err(format!("{what}: {e}")),
+        Ok(Action::Message { .. }) => Ok(()),
+        Ok(Action::Tool { tool, args }) => {
+            if let Some(t) = world.tools.get(&tool) {
+                let value = serde_json::Value::Object(args);
+                let errors: Vec<String> = t
+                    .validator
+                    .iter_errors(&value)
+                    .map(|e| describe_schema_error(&e))
+                    .collect();
+                if !errors.is_empty() {
+                    return Err(format!("{what} ({tool}): {}", errors.join("; ")));
+                }
+                Ok(())
+            } else if !tool
+                .strip_prefix(VIEW_TOOL_PREFIX)
+                .is_some_and(|v| world.views.contains_key(v))
+            {
+                Err(format!("{what}: `{tool}` is not a tool of this world"))
+            } else {
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! Compiling `tools/*.toml`: each tool's parameters schema, guards, body
+//! statements, script and result, every piece checked against the seeded
+//! database under the sandbox mode it will run in.
+
+use std::collections::BTreeSet;
+
+use indexmap::IndexMap;
+use toml::Spanned;
+
+use super::context::LoadContext;
+use super::files;
+use super::names::{humanize, is_identifier};
+use crate::diagnostics::line_of;
+use crate::script;
+use crate::sql::sandbox::SandboxMode;
+use crate::world::manifest::{GuardToml, ResultToml, ToolKind, ToolToml};
+use crate::world::{Guard, Tool, ToolResult, VIEW_TOOL_PREFIX};
+
+/// Every tool in `tools/`, by name; a world needs at least one.
+pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> IndexMap<String, Tool> {
+    let mut tools = IndexMap::new();
+    let files = files::list_files(cx.root, "tools", ".toml", &mut cx.diags);
+    if files.is_empty() {
+        cx.diags.push(
+            "tools",
+            None,
+            None,
+            "a world needs at least one tool in tools/*.toml",
+        );
+    }
+    for rel in files {
+        let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
+            continue;
+        };
+        let Some(spec) = files::parse_toml::<ToolToml>(&rel, &text, &mut cx.diags) else {
+            continue;
+        };
+        if let Some(tool) = compile_tool(cx, &rel, &text, spec) {
+            if tools.contains_key(&tool.name) {
+                cx.diags.push(
+                    &rel,
+                    None,
+                    Some(format!("tool {}", tool.name)),
+                    "another tool has the same name",
+                );
+            } else {
+                tools.insert(tool.name.clone(), tool);
+            }
+        }
+    }
+    tools
+}
+
+/// One tool, or `None` when any of its pieces has a problem (all reported).
+fn compile_tool(cx: &mut LoadContext<'_>, rel: &str, text: &str, spec: ToolToml) -> Option<Tool> {
+    let before = cx.diags.len();
+    let mut compiler = ToolCompiler {
+        cx,
+        rel,
+        text,
+        name: &spec.name,
+        declared: BTreeSet::new(),
+    };
+    compiler.check_identity(&spec);
+    let (parameters, validator) = compiler.parameters(spec.parameters.as_ref());
+    let guards = compiler.guards(&spec.guards);
+    compiler.body(spec.kind, &spec.body);
+    let script = compiler.script(spec.script.as_ref());
+    let result = compiler.result(spec.result.as_ref(), spec.script.is_some());
+
+    if cx.diags.len() > before {
+        return None;
+    }
+    Some(Tool {
+        title: spec.title.clone().unwrap_or_else(|| humanize(&spec.name)),
+        name: spec.name,
+        description: spec.description,
+        kind: spec.kind,
+        ends_episode: spec.ends_episode,
+        parameters,
+        validator: validator?,
+        guards,
+        body: spec.body.into_iter().map(Spanned::into_inner).collect(),
+        script,
+        result,
+    })
+}
+
+/// The steps of compiling one tool file, each reporting its problems against
+/// the file and the tool.
+struct ToolCompiler<'c, 'a> {
+    cx: &'c mut LoadContext<'a>,
+    /// The tool file, relative to the world folder.
+    rel: &'c str,
+    /// The file's text, to turn spans into lines.
+    text: &'c str,
+    /// The tool's name as declared.
+    name: &'c str,
+    /// The parameter names `parameters.properties` declares, once compiled:
+    /// every `:name` the tool's SQL uses must be one of them.
+    declared: BTreeSet<String>,
+}
+
+impl ToolCompiler<'_, '_> {
+    /// `tool <name>` followed by which piece of it (`, guard 2`).
+    fn subject(&self, piece: &str) -> Option<String> {
+        Some(format!("tool {}{piece}", self.name))
+    }
+
+    fn line(&self, offset: usize) -> usize {
+        line_of(self.text, offset)
+    }
+
+    fn report(&mut self, line: Option<usize>, piece: &str, message: impl Into<String>) {
+        let subject = self.subject(piece);
+        self.cx.diags.push(self.rel, line, subject, message);
+    }
+
+    /// The name (and file name) and description.
+    fn check_identity(&mut self, spec: &ToolToml) {
+        let stem = self
+            .rel
+            .trim_start_matches("tools/")
+            .trim_end_matches(".toml");
+        if !is_identifier(&spec.name) {
+            self.report(
+                None,
+                "",
+                "tool names must be lowercase letters, digits and underscores, starting with a letter",
+            );
+        } else if spec.name != stem {
+            self.report(
+                None,
+                "",
+                format!(
+                    "the file must be named after the tool: expected tools/{}.toml",
+                    spec.name
+                ),
+            );
+        }
+        if spec.name.starts_with(VIEW_TOOL_PREFIX) {
+            self.report(
+                None,
+                "",
+                format!(
+                    "names starting with `{VIEW_TOOL_PREFIX}` are reserved for views' read tools"
+                ),
+            );
+        }
+        if spec.description.trim().is_empty() {
+            self.report(
+                None,
+                "",
+                "description must not be empty: agents and experts read it to choose the tool",
+            );
+        }
+    }
+
+    /// The parameters as a JSON Schema object and its validator (`None`
+    /// when the schema is not valid); records the declared names.
+    fn parameters(
+        &mut self,
+        written: Option<&toml::Value>,
+    ) -> (serde_json::Value, Option<jsonschema::Validator>) {
+        let parameters: serde_json::Value = match written {
+            None => {
+                serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+            }
+            Some(p) => match serde_json::to_value(p) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.report(
+                        None,
+                        ", parameters",
+                        format!("not representable as JSON: {e}"),
+                    );
+                    serde_json::Value::Null
+                }
+            },
+        };
+        if parameters.get("type").and_then(|t| t.as_str()) != Some("object") {
+            self.report(
+                None,
+                ", parameters",
+                "parameters must be a JSON Schema with type = \"object\"",
+            );
+        }
+        for keyword in ["anyOf", "oneOf", "allOf", "not", "enum"] {
+            if parameters.get(keyword).is_some() {
+                self.report(None, ", parameters", format!("top-level `{keyword}` is not allowed (function-calling APIs reject it); use a guard to require one of several arguments"));
+            }
+        }
+        self.declared = parameters
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        if let Some(required) = parameters.get("required").and_then(|r| r.as_array()) {
+            for name in required.iter().filter_map(|r| r.as_str()) {
+                if !self.declared.contains(name) {
+                    self.report(
+                        None,
+                        &format!(", parameter {name}"),
+                        "listed in `required` but not declared in `properties`",
+                    );
+                }
+            }
+        }
+        let validator = match jsonschema::validator_for(&parameters) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.report(
+                    None,
+                    ", parameters",
+                    format!("not a valid JSON Schema: {e}"),
+                );
+                None
+            }
+        };
+        (parameters, validator)
+    }
+
+    /// Every `:name` in `used` must be a declared parameter.
+    fn check_used(&mut self, used: &[String], line: usize, piece: &str) {
+        for name in used {
+            if !self.declared.contains(name) {
+                let message = format!(
+                    "uses :{name}, which is not a declared parameter (declared: {})",
+                    self.declared.iter().cloned().collect::<Vec<_>>().join(", ")
+                );
+                self.report(Some(line), piece, message);
+            }
+        }
+    }
+
+    /// Prepares `sql` under `mode` and checks its parameters; `failed`
+    /// prefixes the message when it does not prepare.
+    fn check_sql(&mut self, mode: SandboxMode, sql: &str, line: usize, piece: &str, failed: &str) {
+        match self.cx.prepare(mode, sql) {
+            Ok(prepared) => self.check_used(&prepared.parameters, line, piece),
+            Err(m) => self.report(Some(line), piece, format!("{failed}: {m}")),
+        }
+    }
+
+    /// Each guard's check (read-only SQL) and its error template.
+    fn guards(&mut self, written: &[GuardToml]) -> Vec<Guard> {
+        let mut guards = Vec::new();
+        for (i, guard) in written.iter().enumerate() {
+            let line = self.line(guard.check.span().start);
+            let piece = format!(", guard {}", i + 1);
+            self.check_sql(
+                SandboxMode::WorldRead,
+                guard.check.get_ref(),
+                line,
+                &piece,
+                "check does not prepare",
+            );
+            let name = format!("{}/guard/{}", self.name, i + 1);
+            let error_line = self.line(guard.error.span().start);
+            let subject = self.subject(&piece);
+            self.cx
+                .add_template(&name, guard.error.get_ref(), self.rel, error_line, subject);
+            guards.push(Guard {
+                check: guard.check.get_ref().clone(),
+                error_template: name,
+            });
+        }
+        guards
+    }
+
+    /// The body statements, under the tool kind's sandbox mode.
+    fn body(&mut self, kind: ToolKind, statements: &[Spanned<String>]) {
+        let mode = match kind {
+            ToolKind::Read => SandboxMode::WorldRead,
+            ToolKind::Write => SandboxMode::WorldWrite,
+        };
+        for (i, stmt) in statements.iter().enumerate() {
+            let line = self.line(stmt.span().start);
+            let piece = format!(", body statement {}", i + 1);
+            self.check_sql(mode, stmt.get_ref(), line, &piece, "does not prepare");
+        }
+    }
+
+    /// The script, which must be a file inside the world folder and compile.
+    fn script(&mut self, written: Option<&Spanned<String>>) -> Option<rhai::AST> {
+        let s = written?;
+        let line = self.line(s.span().start);
+        let root = self.cx.root;
+        let path = root.join(s.get_ref());
+        let inside = path
+            .canonicalize()
+            .ok()
+            .zip(root.canonicalize().ok())
+            .is_some_and(|(p, r)| p.starts_with(r));
+        if !inside {
+            self.report(
+                Some(line),
+                ", script",
+                format!(
+                    "script {:?} must be a file inside the world folder",
+                    s.get_ref()
+                ),
+            );
+            return None;
+        }
+        let source = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.report(
+                    Some(line),
+                    ", script",
+                    format!("cannot read {:?}: {e}", s.get_ref()),
+                );
+                return None;
+            }
+        };
+        match script::compile(&self.cx.scripts, &source) {
+            Ok(ast) => Some(ast),
+            Err((l, m)) => {
+                let subject = self.subject(", script");
+                self.cx.diags.push(
+                    s.get_ref().as_str(),
+                    l,
+                    subject,
+                    format!("script does not compile: {m}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// The result query (read-only; not beside a script) and text template.
+    fn result(&mut self, written: Option<&ResultToml>, has_script: bool) -> Option<ToolResult> {
+        let r = written?;
+        if let Some(q) = &r.query {
+            let line = self.line(q.span().start);
+            if has_script {
+                self.report(
+                    Some(line),
+                    ", result",
+                    "a tool with a script returns the script's value; remove result.query",
+                );
+            }
+            self.check_sql(
+                SandboxMode::WorldRead,
+                q.get_ref(),
+                line,
+                ", result",
+                "query does not prepare",
+            );
+        }
+        let text_template = r.text.as_ref().map(|t| {
+            let name = format!("{}/text", self.name);
+            let line = self.line(t.span().start);
+            let subject = self.subject(", result.text");
+            self.cx
+                .add_template(&name, t.get_ref(), self.rel, line, subject);
+            name
+        });
+        Some(ToolResult {
+            query: r.query.as_ref().map(|q| q.get_ref().clone()),
+            shape: r.shape,
+            text_template,
+        })
+    }
+}
+
+/// A JSON Schema violation in words: `amount: "ten" is not of type "number"`.
+pub(crate) fn describe_schema_error(e: &jsonschema::ValidationError<'_>) -> String {
+    let path = e.instance_path().to_string();
+    let path = path.trim_start_matches('/').replace('/', ".");
+    if path.is_empty() {
+        e.to_string()
+    } else {
+        format!("{path}: {e}")
+    }
+}
