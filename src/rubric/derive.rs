@@ -102,7 +102,7 @@ fn solution(task: &Task) -> Result<Vec<Action>> {
 /// One write call per tool from the world's solutions: shapes of valid
 /// calls to retarget. Calls with fewer arguments come first, since they
 /// are likelier to stay valid when pointed at another record.
-fn write_templates(world: &World) -> Vec<Action> {
+pub(crate) fn write_templates(world: &World) -> Vec<Action> {
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut out = Vec::new();
     for task in world.tasks.values() {

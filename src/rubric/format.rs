@@ -106,6 +106,13 @@ pub struct CriterionToml {
     pub max_values: Option<toml::Value>,
     /// At most this many characters in the answer's message.
     pub max_length: Option<toml::Value>,
+    // scope
+    /// `writes` or `disclosure`.
+    pub check: Option<String>,
+    /// Scoped tables a `writes` check covers (default: all).
+    pub tables: Option<Vec<String>>,
+    /// Sensitive fields a `disclosure` check covers (default: all).
+    pub paths: Option<Vec<String>>,
     // judged
     /// Instructions for the person or program grading a judged criterion.
     pub guidance: Option<String>,

@@ -350,7 +350,7 @@ pub fn lint(
 const EPS: f64 = 1e-9;
 
 fn lint_task(
-    world: &World,
+    world: &Arc<World>,
     rubrics: &RubricSet,
     episode: &mut Episode,
     task_id: &str,
@@ -450,7 +450,11 @@ fn lint_task(
     all_scores.push(nothing.score.clone());
 
     if let (Some(base), Some(g)) = (&base, golds.first()) {
-        for mut m in mutations::mutants(world, rubric, &g.actions) {
+        let mut mutants = mutations::mutants(world, rubric, &g.actions);
+        mutants.extend(super::scope_mutants::scope_mutants(
+            world, rubric, &g.actions, g.seed, episode,
+        )?);
+        for mut m in mutants {
             let r = run(episode, rubric, g.seed, &m.actions)?;
             let added_ok = m.added.and_then(|i| r.ok.get(i).copied());
             let same_outcome =

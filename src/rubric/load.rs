@@ -385,7 +385,7 @@ fn compile_criterion(
         problems.push((
             None,
             format!(
-                "unknown kind `{}`; expected state, action, message or judged",
+                "unknown kind `{}`; expected state, action, message, scope or judged",
                 c.kind
             ),
         ));
@@ -440,6 +440,9 @@ fn kind_fields_set(c: &CriterionToml) -> Vec<&'static str> {
         ("max_values", c.max_values.is_some()),
         ("max_length", c.max_length.is_some()),
         ("guidance", c.guidance.is_some()),
+        ("check", c.check.is_some()),
+        ("tables", c.tables.is_some()),
+        ("paths", c.paths.is_some()),
     ]
     .into_iter()
     .filter_map(|(name, set)| set.then_some(name))

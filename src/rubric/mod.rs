@@ -67,6 +67,8 @@ mod matchers;
 pub mod mutations;
 pub mod numbers;
 mod records;
+mod scope_index;
+mod scope_mutants;
 mod score;
 pub mod values;
 

@@ -62,6 +62,14 @@ impl<'w> Probe<'w> {
         }
     }
 
+    /// The world's scope index (built once per world, shared after).
+    pub fn scope_index(
+        &mut self,
+        scope: &crate::world::scope::Scope,
+    ) -> crate::error::Result<Arc<crate::rubric::scope_index::ScopeIndex>> {
+        crate::rubric::scope_index::ScopeIndex::of(self.world, scope)
+    }
+
     /// Runs `sql` on the seeded world; the error says why it cannot be a
     /// rubric query.
     pub fn run(&mut self, sql: &str) -> Result<(), String> {
