@@ -19,7 +19,7 @@ use super::commit::{answer_in, answer_key};
 use super::criterion::Check;
 use super::kinds::patterns::{args_match, Pattern};
 use super::matchers::{compact, TextPattern};
-use super::mutations::{perturb, Mutant, MutantKind};
+use super::mutations::{insertion_point, perturb, Mutant, MutantKind};
 use super::values::{stated_values, write_date, Stated, ValueKey, ValueKind};
 use super::Rubric;
 use crate::action::Action;
@@ -130,19 +130,6 @@ fn replace_value(gold: &[Action], step: usize, v: &Stated, with: &str) -> Vec<Ac
         message.replace_range(v.start..v.end, with);
     }
     actions
-}
-
-/// The step before which an added action still counts: before a final
-/// step that ends the episode, else at the end.
-pub fn insertion_point(world: &World, gold: &[Action]) -> usize {
-    match gold.last() {
-        Some(Action::Tool { tool, .. })
-            if world.tools.get(tool).is_some_and(|t| t.ends_episode) =>
-        {
-            gold.len() - 1
-        }
-        _ => gold.len(),
-    }
 }
 
 /// Every cheat mutant of `gold` that this module builds.

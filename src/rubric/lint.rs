@@ -451,9 +451,16 @@ fn lint_task(
 
     if let (Some(base), Some(g)) = (&base, golds.first()) {
         let mut mutants = mutations::mutants(world, rubric, &g.actions);
-        mutants.extend(super::scope_mutants::scope_mutants(
-            world, rubric, &g.actions, g.seed, episode,
-        )?);
+        let cheats = super::cheats::cheat_mutants(world, rubric, &g.actions)
+            .into_iter()
+            .chain(super::scope_mutants::scope_mutants(
+                world, rubric, &g.actions, g.seed, episode,
+            )?);
+        for m in cheats {
+            if m.actions != g.actions && !mutants.iter().any(|o| o.actions == m.actions) {
+                mutants.push(m);
+            }
+        }
         for mut m in mutants {
             let r = run(episode, rubric, g.seed, &m.actions)?;
             let added_ok = m.added.and_then(|i| r.ok.get(i).copied());

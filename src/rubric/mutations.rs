@@ -173,7 +173,7 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
     }
     // After a tool that ends the episode nothing more is applied, so a
     // forbidden action goes just before it.
-    let at = super::cheats::insertion_point(world, gold);
+    let at = insertion_point(world, gold);
     for (n, (action, why)) in forbidden_actions(world, rubric, gold)
         .into_iter()
         .enumerate()
@@ -222,10 +222,20 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
             added: None,
         });
     }
-    for m in super::cheats::cheat_mutants(world, rubric, gold) {
-        push(m);
-    }
     out
+}
+
+/// The step before which an added action still counts: before a final
+/// step that ends the episode, else at the end.
+pub fn insertion_point(world: &World, gold: &[Action]) -> usize {
+    match gold.last() {
+        Some(Action::Tool { tool, .. })
+            if world.tools.get(tool).is_some_and(|t| t.ends_episode) =>
+        {
+            gold.len() - 1
+        }
+        _ => gold.len(),
+    }
 }
 
 fn is_write(world: &World, tool: &str) -> bool {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::cheats::insertion_point;
+use super::mutations::insertion_point;
 use super::mutations::{Mutant, MutantKind};
 use super::scope_index::{RecordKey, ScopeIndex};
 use super::{replay, Rubric};

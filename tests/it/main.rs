@@ -3,6 +3,7 @@
 
 mod determinism;
 mod episode;
+mod rubric_cheats;
 mod rubric_judge;
 mod rubric_lint;
 mod rubric_score;
