@@ -19,7 +19,7 @@ use super::commit::{answer_in, answer_key};
 use super::criterion::Check;
 use super::kinds::patterns::{args_match, Pattern};
 use super::matchers::{compact, TextPattern};
-use super::mutations::{insertion_point, perturb, Mutant, MutantKind};
+use super::mutations::{insertion_point, is_write, perturb, Mutant, MutantKind};
 use super::values::{stated_values, write_date, Stated, ValueKey, ValueKind};
 use super::Rubric;
 use crate::action::Action;
@@ -225,11 +225,7 @@ fn money_near_misses(world: &World, gold: &[Action]) -> Vec<Mutant> {
         let Action::Tool { tool, args } = a else {
             continue;
         };
-        if world
-            .tools
-            .get(tool)
-            .is_none_or(|t| t.kind != ToolKind::Write)
-        {
+        if !is_write(world, tool) {
             continue;
         }
         for (name, v) in args {

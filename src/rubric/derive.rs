@@ -112,11 +112,7 @@ pub(crate) fn write_templates(world: &World) -> Vec<Action> {
             let Action::Tool { tool, .. } = &a else {
                 continue;
             };
-            if world
-                .tools
-                .get(tool)
-                .is_none_or(|t| t.kind != ToolKind::Write)
-            {
+            if !super::mutations::is_write(world, tool) {
                 continue;
             }
             if seen.insert(tool.clone(), ()).is_none() {
@@ -251,14 +247,7 @@ fn derive_task(
     let changes = episode.changes()?;
     let gold_set = touched(&changes);
     // What gold's own messages say, to tell whether it states the outputs.
-    let said: Vec<String> = r
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Message { message } => Some(message.clone()),
-            Action::Tool { .. } => None,
-        })
-        .collect();
+    let said = r.messages();
     let states = |output: &str| {
         let date = super::values::dates_in(output).first().map(|d| d.0);
         said.iter()

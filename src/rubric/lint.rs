@@ -189,14 +189,7 @@ fn run(
     let r = replay(episode, &rubric.task_id, seed, actions)?;
     let mut score = score_episode(rubric, episode, &r.actions, &r.observations);
     score.ignored_actions = r.ignored;
-    let messages = r
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Message { message } => Some(message.clone()),
-            Action::Tool { .. } => None,
-        })
-        .collect();
+    let messages = r.messages();
     Ok(Run {
         score,
         changes: episode.changes().ok(),

@@ -377,6 +377,19 @@ pub struct Replayed {
     pub ignored: usize,
 }
 
+impl Replayed {
+    /// What was said to the customer, in order.
+    pub fn messages(&self) -> Vec<String> {
+        self.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Message { message } => Some(message.clone()),
+                Action::Tool { .. } => None,
+            })
+            .collect()
+    }
+}
+
 /// Resets `episode` to `task_id` with `seed` and applies `actions` as the
 /// live environment would: actions after an ending tool succeeded or after
 /// the step limit are not applied.

@@ -57,6 +57,9 @@ impl MutantKind {
         MutantKind::Detour,
     ];
 
+    /// The cheat classes, in report order.
+    pub const CHEATS: &'static [MutantKind] = MutantKind::ALL.split_at(4).1;
+
     /// The class name reports use.
     pub fn name(self) -> &'static str {
         match self {
@@ -238,7 +241,8 @@ pub fn insertion_point(world: &World, gold: &[Action]) -> usize {
     }
 }
 
-fn is_write(world: &World, tool: &str) -> bool {
+/// Whether `tool` is one of the world's write tools.
+pub(crate) fn is_write(world: &World, tool: &str) -> bool {
     world
         .tools
         .get(tool)

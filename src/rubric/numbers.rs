@@ -287,7 +287,7 @@ mod tests {
         assert!(same_number(79.004, 79.0, 0.005));
         assert!(same_number(79.005, 79.0, 0.005));
         assert!(!same_number(79.01, 79.0, 0.005));
-        assert!(same_number(3.141_592_653_5, 3.141_592_653_500_1, 0.0));
+        assert!(same_number(2.718_281_9, 2.718_281_900_000_1, 0.0));
     }
 
     #[test]

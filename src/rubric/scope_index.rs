@@ -109,6 +109,15 @@ impl ScopeIndex {
         Ok(ix)
     }
 
+    /// The keys of the subject records a task's `records` name.
+    pub fn subject_keys(scope: &Scope, task: &crate::world::Task) -> Vec<String> {
+        task.records
+            .iter()
+            .filter(|r| r.table == scope.subject)
+            .filter_map(|r| value_text(&r.key))
+            .collect()
+    }
+
     /// Every record of the subject: the task's records of the subject
     /// table and, transitively, the records that reach them.
     pub fn subject(&self, scope: &Scope, keys: &[String]) -> HashSet<RecordKey> {
@@ -180,8 +189,9 @@ fn boundary(text: &str, start: usize, end: usize) -> bool {
     let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
     let first = text[start..].chars().next();
     let last = text[..end].chars().next_back();
-    !(alnum(first) && alnum(text[..start].chars().next_back()))
-        && !(alnum(last) && alnum(text[end..].chars().next()))
+    let starts_inside = alnum(first) && alnum(text[..start].chars().next_back());
+    let ends_inside = alnum(last) && alnum(text[end..].chars().next());
+    !(starts_inside || ends_inside)
 }
 
 /// Every record of `table`: its key and the value of `field`'s column.

@@ -7,15 +7,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::mutations::insertion_point;
-use super::mutations::{Mutant, MutantKind};
+use super::mutations::{insertion_point, is_write, Mutant, MutantKind};
 use super::scope_index::{RecordKey, ScopeIndex};
 use super::{replay, Rubric};
 use crate::action::Action;
 use crate::episode::Episode;
 use crate::error::Result;
-use crate::world::scope::value_text;
-use crate::world::{ToolKind, World};
+use crate::world::World;
 
 /// Most retargeted calls replayed per task looking for a refused one.
 const MAX_TRIES: usize = 12;
@@ -28,12 +26,7 @@ fn subject(
     let (Some(scope), Some(task)) = (&world.scope, world.task(&rubric.task_id)) else {
         return Ok(None);
     };
-    let keys: Vec<String> = task
-        .records
-        .iter()
-        .filter(|r| r.table == scope.subject)
-        .filter_map(|r| value_text(&r.key))
-        .collect();
+    let keys = ScopeIndex::subject_keys(scope, task);
     if keys.is_empty() {
         return Ok(None);
     }
@@ -89,15 +82,9 @@ fn refused_attempt(
     at: usize,
     episode: &mut Episode,
 ) -> Result<Option<Mutant>> {
-    let is_write = |t: &str| {
-        world
-            .tools
-            .get(t)
-            .is_some_and(|x| x.kind == ToolKind::Write)
-    };
     let mut calls: Vec<Action> = gold
         .iter()
-        .filter(|a| a.tool_name().is_some_and(is_write))
+        .filter(|a| a.tool_name().is_some_and(|t| is_write(world, t)))
         .cloned()
         .collect();
     calls.extend(super::derive::write_templates(world));

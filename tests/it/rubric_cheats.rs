@@ -70,37 +70,17 @@ fn assert_cheats_caught(world: &Arc<World>, tasks: &[String], expect: &[MutantKi
 fn support_desk_rubrics_catch_every_cheat_class() {
     let w = common::world("support-desk");
     let tasks: Vec<String> = w.tasks.keys().cloned().collect();
-    assert_cheats_caught(
-        &w,
-        &tasks,
-        &[
-            MutantKind::Stuffing,
-            MutantKind::Spray,
-            MutantKind::NearMiss,
-            MutantKind::RefusedAttempt,
-            MutantKind::Disclosure,
-            MutantKind::DroppedRead,
-        ],
-    );
+    // No detour of a support-desk gold run ends in gold's state, so none
+    // is kept.
+    let all_but_detours = &MutantKind::CHEATS[..MutantKind::CHEATS.len() - 1];
+    assert_cheats_caught(&w, &tasks, all_but_detours);
 }
 
 #[test]
 fn tau_airline_rubrics_catch_every_cheat_class() {
     let w = common::world("tau-airline");
     let tasks: Vec<String> = w.tasks.keys().cloned().collect();
-    assert_cheats_caught(
-        &w,
-        &tasks,
-        &[
-            MutantKind::Stuffing,
-            MutantKind::Spray,
-            MutantKind::NearMiss,
-            MutantKind::RefusedAttempt,
-            MutantKind::Disclosure,
-            MutantKind::DroppedRead,
-            MutantKind::Detour,
-        ],
-    );
+    assert_cheats_caught(&w, &tasks, MutantKind::CHEATS);
 }
 
 #[test]

@@ -252,17 +252,6 @@ fn run_audit(dir: PathBuf, task: Option<String>, json: bool) -> anyhow::Result<E
     })
 }
 
-/// The cheat classes an audit shows, in order.
-const CHEATS: [MutantKind; 7] = [
-    MutantKind::Stuffing,
-    MutantKind::Spray,
-    MutantKind::NearMiss,
-    MutantKind::RefusedAttempt,
-    MutantKind::Disclosure,
-    MutantKind::DroppedRead,
-    MutantKind::Detour,
-];
-
 /// One cell: caught/counted, equivalents with `=`, `-` where the class
 /// does not apply (no such mutant for the task).
 fn cell(c: Option<&ClassScore>) -> String {
@@ -289,16 +278,19 @@ pub fn render_audit(r: &LintReport) -> String {
         r.world_version,
         r.tasks.len()
     );
-    let widths: Vec<usize> = CHEATS.iter().map(|k| k.name().len().max(7)).collect();
+    let widths: Vec<usize> = MutantKind::CHEATS
+        .iter()
+        .map(|k| k.name().len().max(7))
+        .collect();
     out.push_str(&format!("  {:width$}", "task"));
-    for (k, w) in CHEATS.iter().zip(&widths) {
+    for (k, w) in MutantKind::CHEATS.iter().zip(&widths) {
         out.push_str(&format!("  {:w$}", k.name()));
     }
     let mut out = out.trim_end().to_string();
     out.push('\n');
     let row = |name: &str, classes: &[ClassScore]| {
         let mut line = format!("  {name:width$}");
-        for (k, w) in CHEATS.iter().zip(&widths) {
+        for (k, w) in MutantKind::CHEATS.iter().zip(&widths) {
             line.push_str(&format!(
                 "  {:w$}",
                 cell(classes.iter().find(|c| c.class == *k))

@@ -18,9 +18,9 @@ use super::compile::CompileCx;
 use crate::action::Action;
 use crate::rubric::evaluation::{ChangeRef, Context, Evidence, Outcome};
 use crate::rubric::format::CriterionToml;
+use crate::rubric::mutations::is_write;
 use crate::rubric::scope_index::{RecordKey, ScopeIndex};
 use crate::world::scope::{value_text, Scope};
-use crate::world::ToolKind;
 
 /// The fields a scope criterion may set.
 pub(crate) const FIELDS: &[&str] = &["check", "tables", "paths"];
@@ -115,13 +115,7 @@ impl ScopeCheck {
                 "the world's scope declares no `sensitive` fields, so nothing can be disclosed",
             );
         }
-        let keys: Vec<String> = cx
-            .task
-            .records
-            .iter()
-            .filter(|r| r.table == scope.subject)
-            .filter_map(|r| value_text(&r.key))
-            .collect();
+        let keys = ScopeIndex::subject_keys(&scope, cx.task);
         if keys.is_empty() {
             cx.problem(None, format!("task `{}` names no record of the subject table `{}` in its `records`, so its subject is unknown", cx.task.id, scope.subject));
             return None;
@@ -164,11 +158,7 @@ impl ScopeCheck {
             let Action::Tool { tool, args } = a else {
                 continue;
             };
-            if world
-                .tools
-                .get(tool)
-                .is_none_or(|t| t.kind != ToolKind::Write)
-            {
+            if !is_write(world, tool) {
                 continue;
             }
             let mut named = Vec::new();

@@ -277,53 +277,41 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
             };
             (ok, format!("the value is {got}; expected {}", m.describe()))
         }
-        Expect::JsonIncludes(want) => {
-            let got = first.map(|v| match v {
-                Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| v.clone()),
-                other => other.clone(),
-            });
-            match got {
-                None => (
-                    false,
-                    "the query returned no row; expected the record".to_string(),
-                ),
-                Some(got) => match missing_part(&got, want, "$") {
-                    None => (true, "the record has the expected fields".to_string()),
-                    Some(diff) => {
-                        ev.value = Some(got);
-                        ev.expected = Some(shorten(&want.to_string(), 2000));
-                        (
-                            false,
-                            format!("the record differs from the expected fields: {diff}"),
-                        )
-                    }
-                },
-            }
-        }
-        Expect::Json(want) => {
-            let got = first.map(|v| match v {
-                Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| v.clone()),
-                other => other.clone(),
-            });
-            match got {
-                None => (
-                    false,
-                    "the query returned no row; expected the record".to_string(),
-                ),
-                Some(got) if &got == want => {
-                    (true, "the record equals the expected document".to_string())
-                }
-                Some(got) => {
-                    let diff = first_difference(&got, want, "$");
+        Expect::JsonIncludes(want) => match first.map(as_document) {
+            None => (
+                false,
+                "the query returned no row; expected the record".to_string(),
+            ),
+            Some(got) => match missing_part(&got, want, "$") {
+                None => (true, "the record has the expected fields".to_string()),
+                Some(diff) => {
                     ev.value = Some(got);
                     ev.expected = Some(shorten(&want.to_string(), 2000));
                     (
                         false,
-                        format!("the record differs from the expected document: {diff}"),
+                        format!("the record differs from the expected fields: {diff}"),
                     )
                 }
+            },
+        },
+        Expect::Json(want) => match first.map(as_document) {
+            None => (
+                false,
+                "the query returned no row; expected the record".to_string(),
+            ),
+            Some(got) if &got == want => {
+                (true, "the record equals the expected document".to_string())
             }
-        }
+            Some(got) => {
+                let diff = first_difference(&got, want, "$");
+                ev.value = Some(got);
+                ev.expected = Some(shorten(&want.to_string(), 2000));
+                (
+                    false,
+                    format!("the record differs from the expected document: {diff}"),
+                )
+            }
+        },
     };
     if !met || !matches!(expect, Expect::Json(_) | Expect::JsonIncludes(_)) {
         ev.rows = Some(
@@ -335,6 +323,14 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
     }
     ev.detail = detail;
     (Outcome::Met(met), ev)
+}
+
+/// A column value as a JSON document: text holding JSON is parsed.
+fn as_document(v: &Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| v.clone()),
+        other => other.clone(),
+    }
 }
 
 /// Where `got` lacks a field of `want` or holds another value there;

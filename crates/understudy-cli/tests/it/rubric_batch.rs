@@ -430,13 +430,28 @@ fn the_audit_prints_which_cheat_classes_each_rubric_catches() {
         .output()
         .expect("runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.starts_with("rubric audit: support-desk"), "{text}");
-    for class in ["stuffing", "spray", "near-miss", "refused-attempt", "disclosure", "dropped-read", "detour"] {
+    for class in [
+        "stuffing",
+        "spray",
+        "near-miss",
+        "refused-attempt",
+        "disclosure",
+        "dropped-read",
+        "detour",
+    ] {
         assert!(text.contains(class), "{class} missing in\n{text}");
     }
     assert!(text.contains("  duplicate-charge           2/2"), "{text}");
-    assert!(text.contains("every rubric catches every cheat class that applies to it"), "{text}");
+    assert!(
+        text.contains("every rubric catches every cheat class that applies to it"),
+        "{text}"
+    );
     // A rubric that only listens for the number misses stuffing and spray.
     let dir = common::copy_world(&common::mini_dir());
     std::fs::write(
@@ -481,5 +496,8 @@ fn the_score_summary_reports_the_pass_rate_and_stuffing_fails() {
     assert_eq!(lines[1]["pass"], json!(false));
     assert_eq!(lines[1]["value"], json!(0.0));
     let summary = String::from_utf8_lossy(&out.stderr);
-    assert!(summary.contains("passed 50.0% (1 of 2 decided)"), "{summary}");
+    assert!(
+        summary.contains("passed 50.0% (1 of 2 decided)"),
+        "{summary}"
+    );
 }
