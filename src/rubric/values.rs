@@ -171,7 +171,8 @@ pub fn distinct_per_kind(values: &[Stated]) -> Vec<(ValueKind, usize)> {
 
 fn word_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"#?[A-Za-z0-9][A-Za-z0-9_\-]*").expect("valid"))
+    // Only words with a digit can be ids; the others are never matched.
+    RE.get_or_init(|| Regex::new(r"(?-u)#?[A-Za-z0-9_\-]*[0-9][A-Za-z0-9_\-]*").expect("valid"))
 }
 
 /// The shape of `word` when it is an identifier: it starts with `#` or a
@@ -222,7 +223,7 @@ fn date_regex() -> &'static Regex {
     RE.get_or_init(|| {
         let day = r"(\d{1,2})(?:st|nd|rd|th)?";
         Regex::new(&format!(
-            r"(?i)\b(?:{MONTHS}\s+{day},?\s+(\d{{4}})|{day}\s+(?:of\s+)?{MONTHS},?\s+(\d{{4}})|(\d{{4}})-(\d{{2}})-(\d{{2}})|(\d{{1,2}})/(\d{{1,2}})/(\d{{4}}))\b"
+            r"(?i-u)\b(?:{MONTHS}\s+{day},?\s+(\d{{4}})|{day}\s+(?:of\s+)?{MONTHS},?\s+(\d{{4}})|(\d{{4}})-(\d{{2}})-(\d{{2}})|(\d{{1,2}})/(\d{{1,2}})/(\d{{4}}))\b"
         ))
         .expect("the date pattern is valid")
     })
