@@ -3,6 +3,7 @@
 
 mod determinism;
 mod episode;
+mod plugin;
 mod rubric_judge;
 mod rubric_lint;
 mod rubric_score;

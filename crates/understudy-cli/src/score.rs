@@ -44,9 +44,9 @@ pub struct ScoreArgs {
     /// printing {"met": bool, "reason": ".."}.
     #[arg(long)]
     judge: Option<String>,
-    /// Seconds the judge may take per criterion.
-    #[arg(long, default_value_t = 60.0)]
-    judge_timeout: f64,
+    /// Seconds the judge may take per criterion (0.001 to 1e9).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = super::seconds::parse)]
+    judge_timeout: Duration,
     /// Seed of the bootstrap confidence interval.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -57,15 +57,7 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let rubrics = RubricSet::load(&world)?;
     let store = args.store.as_ref().map(Store::open).transpose()?;
     let judge = match &args.judge {
-        Some(cmd) => {
-            if !(args.judge_timeout.is_finite() && args.judge_timeout > 0.0) {
-                anyhow::bail!("--judge-timeout must be a number of seconds greater than 0");
-            }
-            Some(JudgeCommand::parse(
-                cmd,
-                Duration::from_secs_f64(args.judge_timeout),
-            )?)
-        }
+        Some(cmd) => Some(JudgeCommand::parse(cmd, args.judge_timeout)?),
         None => None,
     };
     let (trajectories, source): (Vec<Trajectory>, String) = match (&args.input, &args.actor, &store)

@@ -51,16 +51,16 @@ pub struct ServeArgs {
     max_concurrent: u32,
     /// Seconds without a request after which an episode is closed (recorded
     /// as abandoned if it was still running).
-    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
-    idle_timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds::parse)]
+    idle_timeout: Duration,
     /// A command that plays the customer once a task's scripted replies run
     /// out: gets {world, task, instruction, facts, conversation, message} as
     /// JSON on stdin, prints {"reply": "..."}.
     #[arg(long, value_name = "CMD ARGS")]
     user_sim: Option<String>,
     /// Seconds the user simulator may take per reply.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    user_sim_timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = super::seconds::parse)]
+    user_sim_timeout: Duration,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -78,8 +78,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             bail!("--http {addr} is not a loopback address; the agent API has no authentication. Use 127.0.0.1, or add --allow-remote");
         }
     }
-    let idle = seconds("--idle-timeout", args.idle_timeout)?;
-    let sim_timeout = seconds("--user-sim-timeout", args.user_sim_timeout)?;
+    let idle = args.idle_timeout;
+    let sim_timeout = args.user_sim_timeout;
     let worlds = load_worlds(&args)?;
     let store_path = match &args.store {
         Some(p) => p.clone(),
@@ -186,13 +186,6 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
-    if !value.is_finite() || value <= 0.0 || value > 1e9 {
-        bail!("{flag} must be a positive number of seconds, not {value}");
-    }
-    Ok(Duration::from_secs_f64(value))
 }
 
 fn load_worlds(args: &ServeArgs) -> anyhow::Result<Vec<Arc<understudy::World>>> {

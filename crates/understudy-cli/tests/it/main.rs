@@ -7,3 +7,4 @@ mod export;
 mod replay_stored;
 mod rubric_batch;
 mod serve_cli;
+mod time_limits;
