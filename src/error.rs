@@ -93,3 +93,9 @@ fn render_list(problems: &[impl std::fmt::Display]) -> String {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An I/O failure as one message. (`Error::Io` keeps the cause as a
+/// source, which the CLI would print twice.)
+pub(crate) fn io_error(context: impl std::fmt::Display, e: std::io::Error) -> Error {
+    Error::Other(format!("{context}: {e}"))
+}

@@ -39,6 +39,7 @@ pub mod episode;
 pub mod error;
 pub mod export;
 pub mod observation;
+pub mod output_file;
 pub mod plugin;
 pub mod python;
 pub mod recorder;

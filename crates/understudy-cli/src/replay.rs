@@ -128,11 +128,8 @@ fn write_output(output: &Path, buf: &[u8]) -> anyhow::Result<()> {
     if output.as_os_str() == "-" {
         std::io::stdout().write_all(buf)?;
     } else {
-        // Write to a temporary file and rename, so a failure never leaves a
-        // half-written output behind.
-        let tmp = output.with_extension("jsonl.partial");
-        std::fs::write(&tmp, buf).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, output).with_context(|| format!("writing {}", output.display()))?;
+        // Complete or not at all; a device or FIFO is written through.
+        understudy::output_file::write(output, buf)?;
     }
     Ok(())
 }

@@ -122,10 +122,8 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     if to_stdout {
         std::io::stdout().write_all(&buf)?;
     } else {
-        let tmp = args.output.with_extension("jsonl.partial");
-        std::fs::write(&tmp, &buf).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &args.output)
-            .with_context(|| format!("writing {}", args.output.display()))?;
+        // Complete or not at all; a device or FIFO is written through.
+        understudy::output_file::write(&args.output, &buf)?;
     }
     if args.save {
         if let Some(store) = &store {

@@ -4,6 +4,7 @@
 
 mod crash;
 mod export;
+mod output_files;
 mod replay_stored;
 mod rubric_batch;
 mod serve_cli;

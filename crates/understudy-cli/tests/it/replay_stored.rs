@@ -29,8 +29,12 @@ struct Recorded {
 /// Records pay-back on a copy of the mini world: a look, a transfer that is
 /// undone, the real transfer, and a message.
 fn record() -> Recorded {
-    let world_tmp = common::copy_world(&common::mini_dir());
-    let world = Arc::new(World::load(world_tmp.path()).unwrap());
+    // In a folder of its own: `--worlds` is pointed at the parent, and the
+    // shared temp folder holds other tests' copies of the same world.
+    let world_tmp = tempfile::tempdir().unwrap();
+    let world_dir = world_tmp.path().join("mini");
+    common::copy_dir(&common::mini_dir(), &world_dir);
+    let world = Arc::new(World::load(&world_dir).unwrap());
     let store_tmp = tempfile::tempdir().unwrap();
     let store_path = store_tmp.path().join("store.sqlite");
     let store = Arc::new(Store::open(&store_path).unwrap());
@@ -68,7 +72,7 @@ fn record() -> Recorded {
         .unwrap();
     rec.submit(None).unwrap();
     Recorded {
-        world_dir: world_tmp.path().to_path_buf(),
+        world_dir,
         episode: rec.record().id.clone(),
         _world_dir: world_tmp,
         _store_dir: store_tmp,
