@@ -10,6 +10,7 @@ mod rubric_score;
 mod rubric_worlds;
 mod sandbox;
 mod store;
+mod store_edges;
 mod tau_conformance;
 mod tidy;
 mod world_load;

@@ -140,7 +140,8 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             if !path.is_file() {
                 anyhow::bail!("there is no store at {}", path.display());
             }
-            let store = Store::open(path)?;
+            // Replay only reads: a read-only store will do.
+            let store = Store::open_for_reading(path)?;
             let records = match &args.episode {
                 Some(id) => vec![store
                     .episode(id)

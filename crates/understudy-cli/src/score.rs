@@ -55,7 +55,12 @@ pub struct ScoreArgs {
 pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let world = super::load_world(&args.world)?;
     let rubrics = RubricSet::load(&world)?;
-    let store = args.store.as_ref().map(Store::open).transpose()?;
+    // Only --save writes; otherwise a read-only store will do.
+    let store = match &args.store {
+        Some(path) if args.save => Some(Store::open(path)?),
+        Some(path) => Some(Store::open_for_reading(path)?),
+        None => None,
+    };
     let judge = match &args.judge {
         Some(cmd) => Some(JudgeCommand::parse(cmd, args.judge_timeout)?),
         None => None,
