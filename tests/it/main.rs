@@ -3,6 +3,7 @@
 
 mod determinism;
 mod episode;
+mod fuzz;
 mod plugin;
 mod rubric_judge;
 mod rubric_lint;

@@ -4,6 +4,8 @@
 //!
 //! Helpers panic with a message on failure: they run only inside tests.
 
+pub mod fuzz;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
