@@ -45,9 +45,9 @@ pub struct ServeArgs {
     /// server is reached by); repeat for several. Other names are refused.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
-    /// Seconds requests in flight get to finish at shutdown (SIGINT/SIGTERM
-    /// or end of input), and open episodes as long again to be closed; a
-    /// step still running then is abandoned.
+    /// Seconds a shutdown (SIGINT/SIGTERM, or end of stdio input) may take:
+    /// requests in flight get until then to finish, then open episodes are
+    /// closed; a step still running then is abandoned.
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = super::seconds::parse)]
     shutdown_grace: Duration,
     /// A world folder to serve; repeat for several.

@@ -9,7 +9,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use hyper::server::conn::http1;
@@ -33,15 +33,15 @@ pub struct Limits {
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets
-/// requests in flight finish for at most `limits.shutdown_grace`. Returns
-/// how many connections were still busy when that time ran out (their
-/// requests are abandoned with the process).
+/// requests in flight finish for at most `limits.shutdown_grace`; those
+/// still running then are abandoned (with the process). Returns when the
+/// grace ends: shutdown start plus `shutdown_grace`.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: Limits,
     shutdown: impl Future<Output = ()>,
-) -> usize {
+) -> Instant {
     let graceful = GracefulShutdown::new();
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let mut shutdown = std::pin::pin!(shutdown);
@@ -81,16 +81,20 @@ pub async fn serve(
         });
     }
     drop(listener);
+    let started = Instant::now();
+    let deadline = started
+        .checked_add(limits.shutdown_grace)
+        .unwrap_or(started);
     let busy = graceful.count();
-    match tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await {
-        Ok(()) => 0,
-        Err(_) => {
-            tracing::warn!(
-                busy,
-                "requests still running {:.1}s after shutdown began were abandoned",
-                limits.shutdown_grace.as_secs_f64()
-            );
-            busy.max(1)
-        }
+    if tokio::time::timeout_at(deadline.into(), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            busy,
+            "requests still running {:.1}s after shutdown began were abandoned",
+            limits.shutdown_grace.as_secs_f64()
+        );
     }
+    deadline
 }

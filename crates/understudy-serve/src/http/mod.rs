@@ -55,8 +55,8 @@ pub struct HttpOptions {
     pub body_timeout: Duration,
     /// Open connections at most (default 1024); more wait to be accepted.
     pub max_connections: usize,
-    /// At shutdown, requests in flight get this long to finish, and open
-    /// episodes as long again to be closed (default 10 s).
+    /// Shutdown takes about this long at most (default 10 s): requests in
+    /// flight get until then to finish, then open episodes are closed.
     pub shutdown_grace: Duration,
 }
 
@@ -120,8 +120,8 @@ pub async fn serve(
     serve_with(listener, server, HttpOptions::default(), shutdown).await
 }
 
-/// Serves until `shutdown` completes; then requests in flight get
-/// `shutdown_grace` to finish, and every open session is closed (running
+/// Serves until `shutdown` completes; then requests in flight get until
+/// `shutdown_grace` has passed to finish, and every open session is closed (running
 /// episodes recorded as abandoned, every committed step kept). An episode
 /// whose step is still running after that is left as a crash would leave
 /// it: its committed steps kept, its status `in_progress`.
@@ -139,9 +139,11 @@ pub async fn serve_with(
         max_connections: options.max_connections,
         shutdown_grace: options.shutdown_grace,
     };
-    listen::serve(listener, app, limits, shutdown).await;
-    let grace = options.shutdown_grace;
-    let (closed, stuck) = tokio::task::spawn_blocking(move || server.close_all_within(grace))
+    let deadline = listen::serve(listener, app, limits, shutdown).await;
+    // What is left of the grace; sessions nobody holds close at once even
+    // when nothing is left.
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let (closed, stuck) = tokio::task::spawn_blocking(move || server.close_all_within(left))
         .await
         .unwrap_or((0, 0));
     if closed > 0 {
