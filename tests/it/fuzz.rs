@@ -15,10 +15,9 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use serde_json::Value;
 use understudy::export::{self, ExportOptions, Format, Source};
-use understudy::recorder::Recorder;
 use understudy::rubric::RubricSet;
-use understudy::store::{Actor, Store};
-use understudy::{Action, Error, World};
+use understudy::store::Store;
+use understudy::{Error, World};
 use understudy_testkit::fuzz::{self, ByteEdit, Edit};
 
 /// How a file is broken.
@@ -118,26 +117,12 @@ fn rubric_files_load_or_are_refused_whatever_they_hold() {
 fn native_line() -> Value {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Arc::new(Store::open(dir.path().join("s.sqlite")).expect("store"));
-    let mut rec = Recorder::start(
-        Arc::clone(&store),
-        common::mini(),
-        "pay-back",
-        Actor::Agent { model: "m".into() },
-        0,
-    )
-    .expect("start");
-    for action in common::mini()
+    let solution = common::mini()
         .task("pay-back")
         .expect("task")
         .solution
-        .clone()
-    {
-        rec.step(
-            Action::from_json(&action).expect("action"),
-            Some("why".into()),
-        )
-        .expect("step");
-    }
+        .clone();
+    let mut rec = common::record_mini(&store, "pay-back", &solution);
     rec.undo().expect("undo");
     rec.submit(None).expect("submit");
     let mut out = Vec::new();

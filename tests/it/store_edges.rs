@@ -7,9 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use understudy::recorder::Recorder;
-use understudy::store::{Actor, Store};
-use understudy::Action;
+use understudy::store::Store;
 
 #[test]
 fn processes_creating_the_same_new_store_all_succeed() {
@@ -44,15 +42,7 @@ fn one_episode(
     understudy::store::EpisodeRecord,
     Vec<understudy::store::StepRecord>,
 ) {
-    let mut rec = Recorder::start(
-        Arc::clone(store),
-        common::mini(),
-        "pay-back",
-        Actor::Agent { model: "m".into() },
-        0,
-    )
-    .unwrap();
-    rec.step(Action::message("hi"), None).unwrap();
+    let rec = common::record_mini(store, "pay-back", &[serde_json::json!({"message": "hi"})]);
     let mut record = store.episode(&rec.record().id).unwrap();
     let steps = store.steps(&record.id).unwrap();
     record.id = understudy::store::new_uuid();

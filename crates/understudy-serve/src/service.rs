@@ -547,6 +547,9 @@ impl Server {
                 }
             }
         }
+        if closed > 0 {
+            tracing::info!(closed, "closed open episodes");
+        }
         (closed, stuck)
     }
 

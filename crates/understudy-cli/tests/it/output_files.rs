@@ -12,9 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use understudy::recorder::Recorder;
-use understudy::store::{Actor, Store};
-use understudy::Action;
+use understudy::store::Store;
 
 fn understudy() -> Command {
     Command::new(env!("CARGO_BIN_EXE_understudy"))
@@ -35,21 +33,10 @@ impl Inputs {
         .unwrap();
         common::copy_dir(&common::mini_dir(), &dir.path().join("worlds/mini"));
         let store = Arc::new(Store::open(dir.path().join("s.sqlite")).unwrap());
-        let mut rec = Recorder::start(
-            Arc::clone(&store),
-            common::mini(),
-            "frozen",
-            Actor::Agent { model: "m".into() },
-            0,
-        )
-        .unwrap();
-        rec.step(
-            Action::from_json(&json!({"tool": "view_accounts", "args": {"search": "ada"}}))
-                .unwrap(),
-            None,
-        )
-        .unwrap();
-        rec.submit(None).unwrap();
+        let look = json!({"tool": "view_accounts", "args": {"search": "ada"}});
+        common::record_mini(&store, "frozen", &[look])
+            .submit(None)
+            .unwrap();
         Inputs { dir }
     }
 

@@ -12,9 +12,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 
 use serde_json::json;
-use understudy::recorder::Recorder;
-use understudy::store::{Actor, Store};
-use understudy::Action;
+use understudy::store::Store;
 
 /// Runs `understudy args` with `target` (a folder or a file) bind-mounted
 /// read-only over itself, visible to that process only.
@@ -59,22 +57,10 @@ impl Fixture {
         std::fs::create_dir_all(dir.path().join("store")).unwrap();
         common::copy_dir(&common::mini_dir(), &dir.path().join("worlds/mini"));
         let store = Arc::new(Store::open(dir.path().join("store/s.sqlite")).unwrap());
-        let mut rec = Recorder::start(
-            Arc::clone(&store),
-            common::mini(),
-            "pay-back",
-            Actor::Agent { model: "m".into() },
-            0,
-        )
-        .unwrap();
-        rec.step(
-            Action::from_json(&json!({"tool": "view_accounts", "args": {"search": "ada"}}))
-                .unwrap(),
-            None,
-        )
-        .unwrap();
-        rec.submit(None).unwrap();
-        drop(rec);
+        let look = json!({"tool": "view_accounts", "args": {"search": "ada"}});
+        common::record_mini(&store, "pay-back", &[look])
+            .submit(None)
+            .unwrap();
         drop(store);
         Fixture { dir }
     }

@@ -46,32 +46,55 @@ fn wait_exit(child: &mut Child) -> ExitStatus {
     }
 }
 
-fn only_episode(store: &Path) -> (String, EpisodeStatus, usize) {
+/// The store's episodes: (id, status, steps), oldest first.
+fn stored(store: &Path) -> Vec<(String, EpisodeStatus, usize)> {
     let store = Store::open(store).expect("store");
-    let episodes = store.episodes(&EpisodeFilter::default()).expect("episodes");
+    store
+        .episodes(&EpisodeFilter::default())
+        .expect("episodes")
+        .iter()
+        .map(|e| {
+            (
+                e.id.clone(),
+                e.status,
+                store.steps(&e.id).expect("steps").len(),
+            )
+        })
+        .collect()
+}
+
+fn only_episode(store: &Path) -> (String, EpisodeStatus, usize) {
+    let mut episodes = stored(store);
     assert_eq!(episodes.len(), 1);
-    let e = &episodes[0];
-    (
-        e.id.clone(),
-        e.status,
-        store.steps(&e.id).expect("steps").len(),
-    )
+    episodes.remove(0)
+}
+
+/// `understudy serve ARGS --world mini --store STORE`, its output piped.
+fn serve_mini(store: &Path, args: &[&str]) -> Command {
+    let mut command = understudy();
+    command
+        .arg("serve")
+        .args(args)
+        .arg("--world")
+        .arg(repo().join("tests/worlds/mini"))
+        .arg("--store")
+        .arg(store)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    command
+}
+
+/// [`stored`] without the ids.
+fn statuses(store: &Path) -> Vec<(EpisodeStatus, usize)> {
+    stored(store).into_iter().map(|(_, s, n)| (s, n)).collect()
 }
 
 #[test]
 fn stdio_end_of_input_abandons_the_open_episode_with_its_steps() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite");
-    let mut child = understudy()
-        .args(["serve", "--stdio", "--world"])
-        .arg(repo().join("tests/worlds/mini"))
-        .arg("--store")
-        .arg(&store)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = serve_mini(&store, &["--stdio"]).spawn().expect("spawn");
     let rx = lines(child.stdout.take().unwrap());
     let mut stdin = child.stdin.take().unwrap();
     let mut ask = |request: Value| -> Value {
@@ -222,32 +245,25 @@ fn sigterm(child: &Child) {
     assert!(killed.success());
 }
 
-/// The store's episodes: (status, steps), oldest first.
-fn stored(store: &Path) -> Vec<(EpisodeStatus, usize)> {
-    let store = Store::open(store).expect("store");
-    store
-        .episodes(&EpisodeFilter::default())
-        .expect("episodes")
-        .iter()
-        .map(|e| (e.status, store.steps(&e.id).expect("steps").len()))
-        .collect()
-}
-
 #[test]
 fn sigterm_stops_http_within_the_grace_even_when_a_step_hangs() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite");
-    let mut child = understudy()
-        .args(["serve", "--http", "127.0.0.1:0", "--world"])
-        .arg(repo().join("tests/worlds/mini"))
-        .arg("--store")
-        .arg(&store)
-        .args(["--user-sim", HANGING_SIM, "--user-sim-timeout", "120"])
-        .args(["--shutdown-grace", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = serve_mini(
+        &store,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--user-sim",
+            HANGING_SIM,
+            "--user-sim-timeout",
+            "120",
+            "--shutdown-grace",
+            "1",
+        ],
+    )
+    .spawn()
+    .expect("spawn");
     let rx = lines(child.stdout.take().unwrap());
     let base = rx
         .recv_timeout(WAIT)
@@ -300,7 +316,7 @@ fn sigterm_stops_http_within_the_grace_even_when_a_step_hangs() {
     // The hung episode keeps its committed step (its status stays
     // in_progress, as after a crash); the idle one is abandoned.
     assert_eq!(
-        stored(&store),
+        statuses(&store),
         vec![
             (EpisodeStatus::InProgress, 1),
             (EpisodeStatus::Abandoned, 0)
@@ -312,18 +328,20 @@ fn sigterm_stops_http_within_the_grace_even_when_a_step_hangs() {
 fn sigterm_stops_stdio_within_the_grace_even_when_a_step_hangs() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite");
-    let mut child = understudy()
-        .args(["serve", "--stdio", "--world"])
-        .arg(repo().join("tests/worlds/mini"))
-        .arg("--store")
-        .arg(&store)
-        .args(["--user-sim", HANGING_SIM, "--user-sim-timeout", "120"])
-        .args(["--shutdown-grace", "1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = serve_mini(
+        &store,
+        &[
+            "--stdio",
+            "--user-sim",
+            HANGING_SIM,
+            "--user-sim-timeout",
+            "120",
+            "--shutdown-grace",
+            "1",
+        ],
+    )
+    .spawn()
+    .expect("spawn");
     let mut input = child.stdin.take().unwrap();
     let rx = lines(child.stdout.take().unwrap());
     let mut call = |request: Value| -> Value {
@@ -351,5 +369,5 @@ fn sigterm_stops_stdio_within_the_grace_even_when_a_step_hangs() {
         .expect("serve --stdio did not stop on SIGTERM while a step hung");
     assert!(status.success(), "{status}");
     assert!(started.elapsed() < Duration::from_secs(8));
-    assert_eq!(stored(&store), vec![(EpisodeStatus::InProgress, 1)]);
+    assert_eq!(statuses(&store), vec![(EpisodeStatus::InProgress, 1)]);
 }

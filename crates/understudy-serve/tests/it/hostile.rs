@@ -25,76 +25,74 @@ fn episodes(h: &Harness) -> usize {
     h.store().episodes(&Default::default()).unwrap().len()
 }
 
-/// Sends a raw request; returns the status and the JSON body.
-fn send(h: &Harness, req: reqwest::blocking::RequestBuilder) -> (u16, Value) {
+/// Sends a request; returns the status and the JSON body.
+fn send(req: reqwest::blocking::RequestBuilder) -> (u16, Value) {
     let resp = req.send().expect("request");
     let status = resp.status().as_u16();
     let body = resp.json().unwrap_or(Value::Null);
-    let _ = h;
     (status, body)
+}
+
+/// POSTs a reset with exactly `headers`.
+fn reset_with(h: &Harness, headers: &[(&str, &str)]) -> (u16, Value) {
+    let mut req = h
+        .client
+        .post(format!("{}/reset", h.base))
+        .body(json!({"task_id": "pay-back"}).to_string());
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    send(req)
 }
 
 #[test]
 fn a_web_page_cannot_reset_or_step_an_episode() {
     let h = harness(HttpOptions::default());
-    let reset = json!({"task_id": "pay-back"}).to_string();
-    let url = format!("{}/reset", h.base);
     // The request: a "simple" cross-site POST, no preflight.
-    let (status, out) = send(
+    let (status, out) = reset_with(
         &h,
-        h.client
-            .post(&url)
-            .header("content-type", "text/plain")
-            .header("origin", "http://evil.example")
-            .header("host", "attacker.example")
-            .body(reset.clone()),
+        &[
+            ("content-type", "text/plain"),
+            ("origin", "http://evil.example"),
+            ("host", "attacker.example"),
+        ],
     );
     assert_eq!(status, 403, "{out}");
     // Each check on its own.
-    let (status, out) = send(
-        &h,
-        h.client
-            .post(&url)
-            .header("content-type", "text/plain")
-            .body(reset.clone()),
-    );
-    assert_eq!((status, error_code(&out)), (415, "unsupported_media_type"));
-    let (status, out) = send(
-        &h,
-        h.client
-            .post(&url)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(reset.clone()),
-    );
-    assert_eq!((status, error_code(&out)), (415, "unsupported_media_type"));
-    let (status, out) = send(
-        &h,
-        h.client
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("origin", "http://evil.example")
-            .body(reset.clone()),
-    );
-    assert_eq!((status, error_code(&out)), (403, "forbidden_origin"));
-    let (status, out) = send(
-        &h,
-        h.client
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("origin", "null")
-            .body(reset.clone()),
-    );
-    assert_eq!((status, error_code(&out)), (403, "forbidden_origin"));
+    for (headers, expected) in [
+        (
+            vec![("content-type", "text/plain")],
+            (415, "unsupported_media_type"),
+        ),
+        (
+            vec![("content-type", "application/x-www-form-urlencoded")],
+            (415, "unsupported_media_type"),
+        ),
+        (vec![], (415, "unsupported_media_type")),
+        (
+            vec![
+                ("content-type", "application/json"),
+                ("origin", "http://evil.example"),
+            ],
+            (403, "forbidden_origin"),
+        ),
+        (
+            vec![("content-type", "application/json"), ("origin", "null")],
+            (403, "forbidden_origin"),
+        ),
+    ] {
+        let (status, out) = reset_with(&h, &headers);
+        assert_eq!((status, error_code(&out)), expected, "{headers:?}");
+    }
     assert_eq!(episodes(&h), 0, "nothing was recorded");
 
     // A loopback page (a local dashboard) and plain clients still work.
-    let (status, out) = send(
+    let (status, out) = reset_with(
         &h,
-        h.client
-            .post(&url)
-            .header("content-type", "application/json; charset=utf-8")
-            .header("origin", "http://localhost:3000")
-            .body(reset),
+        &[
+            ("content-type", "application/json; charset=utf-8"),
+            ("origin", "http://localhost:3000"),
+        ],
     );
     assert_eq!(status, 200, "{out}");
     assert_eq!(episodes(&h), 1);
@@ -110,7 +108,6 @@ fn dns_rebinding_cannot_read_answers() {
         "127.0.0.1:1".to_string(),
     ] {
         let (status, out) = send(
-            &h,
             h.client
                 .get(format!("{}/tasks", h.base))
                 .header("host", host.as_str()),
@@ -124,7 +121,6 @@ fn dns_rebinding_cannot_read_answers() {
     }
     for host in [format!("localhost:{port}"), h.addr().to_string()] {
         let (status, out) = send(
-            &h,
             h.client
                 .get(format!("{}/health", h.base))
                 .header("host", host.as_str()),
@@ -144,14 +140,12 @@ fn with_a_token_every_request_must_carry_it() {
     let (status, out) = h.post("/reset", &json!({"task_id": "pay-back"}));
     assert_eq!((status, error_code(&out)), (401, "unauthorized"));
     let (status, _) = send(
-        &h,
         h.client
             .get(format!("{}/health", h.base))
             .bearer_auth("wrong"),
     );
     assert_eq!(status, 401);
     let (status, out) = send(
-        &h,
         h.client
             .post(format!("{}/reset", h.base))
             .bearer_auth("let-me-in")
