@@ -261,14 +261,7 @@ impl Recorder {
     /// the world is rebuilt by replaying the steps that remain.
     pub fn undo(&mut self) -> Result<Option<u32>> {
         self.require_open()?;
-        let Some(last) = self
-            .trajectory
-            .steps
-            .iter()
-            .rev()
-            .find(|s| !s.retracted)
-            .map(|s| s.idx)
-        else {
+        let Some(last) = self.trajectory.kept_steps().next_back().map(|s| s.idx) else {
             return Ok(None);
         };
         self.store.retract_step(&self.trajectory.record.id, last)?;
@@ -348,10 +341,8 @@ impl Recorder {
 
     fn last_message(&self) -> Option<String> {
         self.trajectory
-            .steps
-            .iter()
+            .kept_steps()
             .rev()
-            .filter(|s| !s.retracted)
             .find_map(|s| match &s.action {
                 Action::Message { message } => Some(message.clone()),
                 _ => None,

@@ -181,8 +181,8 @@ pub struct Trajectory {
 
 impl Trajectory {
     /// The steps that count: everything but undone (retracted) steps.
-    pub fn kept_steps(&self) -> impl Iterator<Item = &StepRecord> {
-        self.steps.iter().filter(|s| !s.retracted)
+    pub fn kept_steps(&self) -> impl DoubleEndedIterator<Item = &StepRecord> {
+        self.steps_for_training(false)
     }
 
     /// The steps a training example or a transcript is made of: the kept
@@ -190,7 +190,7 @@ impl Trajectory {
     pub(crate) fn steps_for_training(
         &self,
         include_retracted: bool,
-    ) -> impl Iterator<Item = &StepRecord> {
+    ) -> impl DoubleEndedIterator<Item = &StepRecord> {
         self.steps
             .iter()
             .filter(move |s| include_retracted || !s.retracted)

@@ -99,7 +99,7 @@ impl RewardSource for RubricReward {
             );
             return Ok(FinalReward { reward: 0.0, info });
         };
-        let kept: Vec<_> = recorder.steps().iter().filter(|s| !s.retracted).collect();
+        let kept: Vec<_> = recorder.trajectory().kept_steps().collect();
         let actions: Vec<Action> = kept.iter().map(|s| s.action.clone()).collect();
         let observations: Vec<Observation> = kept.iter().map(|s| s.observation.clone()).collect();
         let mut score = rubric::score_episode(&rubric, episode, &actions, &observations);
