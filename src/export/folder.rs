@@ -310,7 +310,7 @@ fn card(
     s.push_str("tags:\n- understudy\n- agent-trajectories\n- tool-use\n- expert-demonstrations\n");
     s.push_str("configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train-*.jsonl\n");
     s.push_str(
-        "dataset_info:\n  features:\n  - name: messages\n    list: json\n  - name: tools\n    list: json\n  - name: task_id\n    dtype: string\n  - name: world_id\n    dtype: string\n  - name: world_version\n    dtype: string\n  - name: episode_id\n    dtype: string\n  - name: actor\n    struct:\n    - name: kind\n      dtype: string\n    - name: id\n      dtype: string\n  - name: status\n    dtype: string\n  - name: reward\n    dtype: float64\n",
+        "dataset_info:\n  features:\n  - name: messages\n    list: json\n  - name: tools\n    list: json\n  - name: task_id\n    dtype: string\n  - name: world_id\n    dtype: string\n  - name: world_version\n    dtype: string\n  - name: episode_id\n    dtype: string\n  - name: actor\n    struct:\n    - name: kind\n      dtype: string\n    - name: id\n      dtype: string\n  - name: status\n    dtype: string\n  - name: reward\n    dtype: float64\n  - name: pass\n    dtype: bool\n",
     );
     s.push_str("---\n\n");
     s.push_str(&format!("# {title}\n\n"));
@@ -332,6 +332,7 @@ One row per episode, in the Hugging Face / TRL conversational format (`messages`
         ("actor", "struct {kind, id}", "`expert` with the expert's id, or `agent` with the model name"),
         ("status", "string", "submitted, approved, rejected, …"),
         ("reward", "float64 or null", "the rubric score, when the episode has been scored"),
+        ("pass", "bool or null", "whether the scored episode passed: every gate and required criterion of its rubric met"),
     ] {
         s.push_str(&format!("| `{c}` | {t} | {m} |\n"));
     }

@@ -331,6 +331,15 @@ pub(crate) fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
     store.latest_score_value(episode_id).ok().flatten()
 }
 
+/// The pass column beside the reward: whether the latest score passed
+/// (every gate and required criterion right). `None` when unscored,
+/// pending, or scored before scores carried a pass.
+pub fn pass_for(store: &Store, episode_id: &str) -> Option<bool> {
+    let stored = store.latest_score(episode_id).ok().flatten()?;
+    let detail: serde_json::Value = serde_json::from_str(&stored.record.detail).ok()?;
+    detail.get("pass").and_then(serde_json::Value::as_bool)
+}
+
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ExportSummary {
@@ -392,9 +401,11 @@ fn write_rows(
         summary.steps += match options.format {
             Format::Native => native::write_line(&bundle, &mut line)?,
             Format::Trl | Format::Folder => {
-                let reward = source
-                    .store()
-                    .and_then(|s| reward_for(s, &bundle.record.id));
+                let store = source.store();
+                let reward = trl::Reward {
+                    value: store.and_then(|s| reward_for(s, &bundle.record.id)),
+                    pass: store.and_then(|s| pass_for(s, &bundle.record.id)),
+                };
                 trl::write_row(
                     &bundle,
                     worlds_for(worlds)?,

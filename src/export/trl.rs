@@ -1,5 +1,5 @@
 //! Hugging Face / TRL conversational rows: `messages` + `tools`, plus
-//! columns to filter on (task, world version, actor, status, reward).
+//! columns to filter on (task, world version, actor, status, reward, pass).
 //!
 //! The expert's rationale ("why I did this") is the point of recording
 //! experts, so it is kept where reasoning-aware chat templates look for it:
@@ -77,6 +77,16 @@ struct Row<'a> {
     actor: ActorColumn<'a>,
     status: &'static str,
     reward: Option<f64>,
+    pass: Option<bool>,
+}
+
+/// An episode's latest score, as the training formats carry it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reward {
+    /// The score in [0, 1]; `None` when unscored or pending.
+    pub value: Option<f64>,
+    /// Whether it passed; `None` when unscored or pending.
+    pub pass: Option<bool>,
 }
 
 /// The conversation of one episode, TRL-style.
@@ -139,7 +149,7 @@ pub(crate) fn write_row(
     b: &EpisodeBundle,
     worlds: &WorldSet,
     cache: &mut ToolCache,
-    reward: Option<f64>,
+    reward: Reward,
     include_retracted: bool,
     out: &mut Vec<u8>,
 ) -> Result<usize> {
@@ -157,7 +167,8 @@ pub(crate) fn write_row(
         episode_id: &r.id,
         actor: ActorColumn::of(&r.actor),
         status: r.status.as_str(),
-        reward,
+        reward: reward.value,
+        pass: reward.pass,
     };
     serde_json::to_writer(&mut *out, &row)
         .map_err(|e| Error::Other(format!("encoding episode {}: {e}", r.id)))?;
@@ -165,7 +176,7 @@ pub(crate) fn write_row(
 }
 
 /// The column names of a TRL row, in order (for the dataset card).
-pub const COLUMNS: [&str; 9] = [
+pub const COLUMNS: [&str; 10] = [
     "messages",
     "tools",
     "task_id",
@@ -175,4 +186,5 @@ pub const COLUMNS: [&str; 9] = [
     "actor",
     "status",
     "reward",
+    "pass",
 ];

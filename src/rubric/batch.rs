@@ -310,6 +310,12 @@ pub struct Summary {
     pub bootstrap_seed: u64,
     /// Share of scored episodes with full marks.
     pub full_marks: Option<f64>,
+    /// Episodes whose pass is decided (nothing pending could change it).
+    pub decided: usize,
+    /// Share of decided episodes that passed (every gate and required
+    /// criterion right).
+    pub pass_rate: Option<f64>,
+    /// pass^k over the decided episodes, by task.
     pub pass_k: Vec<PassK>,
     /// Per criterion id across tasks, lowest pass rate first.
     pub criteria: Vec<CriterionRate>,
@@ -350,11 +356,13 @@ pub fn summarize(scores: &[Score], seed: u64) -> Summary {
     let ci95 = bootstrap_ci(&values, BOOTSTRAP_RESAMPLES, seed);
     let full = scores.iter().filter(|s| s.is_success()).count();
 
+    let decided: Vec<&Score> = scores.iter().filter(|s| s.pass.is_some()).collect();
+    let passed = decided.iter().filter(|s| s.passed()).count();
     let mut per_task: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for s in scores.iter().filter(|s| s.value.is_some()) {
+    for s in &decided {
         let e = per_task.entry(&s.task_id).or_default();
         e.0 += 1;
-        if s.is_success() {
+        if s.passed() {
             e.1 += 1;
         }
     }
@@ -422,6 +430,8 @@ pub fn summarize(scores: &[Score], seed: u64) -> Summary {
         bootstrap_resamples: BOOTSTRAP_RESAMPLES,
         bootstrap_seed: seed,
         full_marks: (!values.is_empty()).then(|| full as f64 / values.len() as f64),
+        decided: decided.len(),
+        pass_rate: (!decided.is_empty()).then(|| passed as f64 / decided.len() as f64),
         pass_k,
         criteria,
         task_criteria,
@@ -434,7 +444,7 @@ pub fn summarize(scores: &[Score], seed: u64) -> Summary {
     }
 }
 
-/// pass^k for one task with n runs and c successes: C(c, k) / C(n, k), the
+/// pass^k for one task with n decided runs and c passes: C(c, k) / C(n, k), the
 /// chance that k runs drawn without replacement all succeed.
 pub fn pass_hat_k(n: usize, c: usize, k: usize) -> f64 {
     if k > n {

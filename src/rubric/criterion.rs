@@ -10,6 +10,7 @@ use super::kinds::action::{self, ActionCheck};
 use super::kinds::compile::CompileCx;
 use super::kinds::judged::{self, JudgedCheck};
 use super::kinds::message::{self, MessageCheck};
+use super::kinds::scope::{self, ScopeCheck};
 use super::kinds::state::{self, StateCheck};
 
 /// One criterion of a rubric, validated against its world.
@@ -22,6 +23,9 @@ pub struct Criterion {
     pub points: f64,
     /// When a gate is not met the whole score is 0.
     pub gate: bool,
+    /// Whether `pass` needs this criterion to come out right: met when its
+    /// points are positive, not met when they are negative (default).
+    pub required: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
     pub kind: CriterionKind,
@@ -43,6 +47,7 @@ pub enum CriterionKind {
     State,
     Action,
     Message,
+    Scope,
     Judged,
 }
 
@@ -53,6 +58,7 @@ impl CriterionKind {
             "state" => Some(CriterionKind::State),
             "action" => Some(CriterionKind::Action),
             "message" => Some(CriterionKind::Message),
+            "scope" => Some(CriterionKind::Scope),
             "judged" => Some(CriterionKind::Judged),
             _ => None,
         }
@@ -64,6 +70,7 @@ impl CriterionKind {
             CriterionKind::State => state::FIELDS,
             CriterionKind::Action => action::FIELDS,
             CriterionKind::Message => message::FIELDS,
+            CriterionKind::Scope => scope::FIELDS,
             CriterionKind::Judged => judged::FIELDS,
         }
     }
@@ -75,6 +82,7 @@ pub(crate) enum Check {
     State(StateCheck),
     Action(ActionCheck),
     Message(MessageCheck),
+    Scope(ScopeCheck),
     Judged(JudgedCheck),
 }
 
@@ -89,6 +97,7 @@ impl Check {
             CriterionKind::State => StateCheck::compile(c, cx).map(Check::State),
             CriterionKind::Action => ActionCheck::compile(c, cx).map(Check::Action),
             CriterionKind::Message => MessageCheck::compile(c, cx).map(Check::Message),
+            CriterionKind::Scope => ScopeCheck::compile(c, cx).map(Check::Scope),
             CriterionKind::Judged => Some(Check::Judged(JudgedCheck::compile(c))),
         }
     }
@@ -100,6 +109,7 @@ impl Criterion {
             Check::State(s) => s.evaluate(cx),
             Check::Action(a) => a.evaluate(cx),
             Check::Message(m) => m.evaluate(cx),
+            Check::Scope(s) => s.evaluate(cx),
             Check::Judged(j) => j.evaluate(cx, &self.id, &self.hash),
         }
     }

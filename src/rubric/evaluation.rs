@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::judgment::Judgment;
+use super::values::Stated;
 use crate::action::Action;
 use crate::episode::{Changes, Episode};
 use crate::observation::Observation;
@@ -88,6 +89,8 @@ pub(crate) struct Context<'a> {
     changes: OnceCell<Result<Changes, String>>,
     /// Each message normalized once (`None` for tool calls).
     normalized: OnceCell<Vec<Option<String>>>,
+    /// The values each message states (empty for tool calls).
+    stated: OnceCell<Vec<Vec<Stated>>>,
 }
 
 impl<'a> Context<'a> {
@@ -104,7 +107,23 @@ impl<'a> Context<'a> {
             judgments,
             changes: OnceCell::new(),
             normalized: OnceCell::new(),
+            stated: OnceCell::new(),
         }
+    }
+
+    /// The values step `i`'s message states, read once however many
+    /// criteria ask.
+    pub fn stated(&self, i: usize) -> &[Stated] {
+        let all = self.stated.get_or_init(|| {
+            self.actions
+                .iter()
+                .map(|a| match a {
+                    Action::Message { message } => super::values::stated_values(message),
+                    Action::Tool { .. } => Vec::new(),
+                })
+                .collect()
+        });
+        all.get(i).map_or(&[], Vec::as_slice)
     }
 
     /// Step `i`'s message as [`super::numbers::normalize`] makes it; empty

@@ -73,6 +73,8 @@ pub struct CriterionToml {
     pub points: Option<toml::Value>,
     #[serde(default)]
     pub gate: bool,
+    /// Whether `pass` needs this criterion to come out right (default yes).
+    pub required: Option<bool>,
     pub section: Option<String>,
     pub kind: String,
     // state
@@ -95,6 +97,22 @@ pub struct CriterionToml {
     pub date: Option<toml::Value>,
     /// Which messages: "any" (default) or "last".
     pub within: Option<String>,
+    /// Whether the answer must be committed to (default: yes for criteria
+    /// that must be met): no competing value, within the bounds below.
+    pub commit: Option<bool>,
+    /// Values that may stand beside the answer without competing.
+    pub allow: Option<Vec<toml::Value>>,
+    /// At most this many distinct values of one kind in the answer's message.
+    pub max_values: Option<toml::Value>,
+    /// At most this many characters in the answer's message.
+    pub max_length: Option<toml::Value>,
+    // scope
+    /// `writes` or `disclosure`.
+    pub check: Option<String>,
+    /// Scoped tables a `writes` check covers (default: all).
+    pub tables: Option<Vec<String>>,
+    /// Sensitive fields a `disclosure` check covers (default: all).
+    pub paths: Option<Vec<String>>,
     // judged
     /// Instructions for the person or program grading a judged criterion.
     pub guidance: Option<String>,

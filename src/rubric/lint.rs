@@ -64,6 +64,8 @@ pub struct LintReport {
     pub caught: usize,
     pub equivalent: usize,
     pub mutation_score: Option<f64>,
+    /// Per mutant class over all tasks.
+    pub classes: Vec<ClassScore>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -78,8 +80,21 @@ pub struct TaskLint {
     pub do_nothing: Option<RunResult>,
     pub mutants: Vec<MutantResult>,
     pub mutation: MutationScore,
+    /// Per mutant class (the cheat classes included), the classes that
+    /// have mutants for this task.
+    pub classes: Vec<ClassScore>,
     /// Criteria that came out the same on every run.
     pub constant_criteria: Vec<String>,
+}
+
+/// How one class of mutants fared.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassScore {
+    pub class: MutantKind,
+    /// Mutants counted (all but the equivalent ones).
+    pub total: usize,
+    pub caught: usize,
+    pub equivalent: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -114,6 +129,11 @@ pub struct MutantResult {
     pub range: [f64; 2],
     pub caught: bool,
     pub equivalent: bool,
+    /// Why an equivalent mutant cannot be told from gold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equivalent_reason: Option<String>,
+    /// Whether the mutant passed (it should not).
+    pub pass: Option<bool>,
     /// Criteria whose result differs from the gold run's.
     pub noticed_by: Vec<String>,
 }
@@ -156,6 +176,8 @@ struct Run {
     score: Score,
     changes: Option<Changes>,
     messages: Vec<String>,
+    /// Whether each applied step's call succeeded.
+    ok: Vec<bool>,
 }
 
 fn run(
@@ -167,18 +189,12 @@ fn run(
     let r = replay(episode, &rubric.task_id, seed, actions)?;
     let mut score = score_episode(rubric, episode, &r.actions, &r.observations);
     score.ignored_actions = r.ignored;
-    let messages = r
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Message { message } => Some(message.clone()),
-            Action::Tool { .. } => None,
-        })
-        .collect();
+    let messages = r.messages();
     Ok(Run {
         score,
         changes: episode.changes().ok(),
         messages,
+        ok: r.observations.iter().map(|o| o.ok).collect(),
     })
 }
 
@@ -292,6 +308,22 @@ pub fn lint(
     let mutants: usize = results.iter().map(|t| t.mutation.total).sum();
     let caught: usize = results.iter().map(|t| t.mutation.caught).sum();
     let equivalent: usize = results.iter().map(|t| t.mutation.equivalent).sum();
+    let classes = MutantKind::ALL
+        .into_iter()
+        .filter_map(|class| {
+            let of: Vec<&ClassScore> = results
+                .iter()
+                .flat_map(|t| &t.classes)
+                .filter(|c| c.class == class)
+                .collect();
+            (!of.is_empty()).then(|| ClassScore {
+                class,
+                total: of.iter().map(|c| c.total).sum(),
+                caught: of.iter().map(|c| c.caught).sum(),
+                equivalent: of.iter().map(|c| c.equivalent).sum(),
+            })
+        })
+        .collect();
     Ok(LintReport {
         world_id: world.meta.id.clone(),
         world_version: world.meta.version.clone(),
@@ -304,13 +336,14 @@ pub fn lint(
         caught,
         equivalent,
         mutation_score: (mutants > 0).then(|| caught as f64 / mutants as f64),
+        classes,
     })
 }
 
 const EPS: f64 = 1e-9;
 
 fn lint_task(
-    world: &World,
+    world: &Arc<World>,
     rubrics: &RubricSet,
     episode: &mut Episode,
     task_id: &str,
@@ -327,6 +360,7 @@ fn lint_task(
         do_nothing: None,
         mutants: Vec::new(),
         mutation: MutationScore::default(),
+        classes: Vec::new(),
         constant_criteria: Vec::new(),
     };
     let Some(rubric) = rubrics.get(task_id) else {
@@ -409,12 +443,49 @@ fn lint_task(
     all_scores.push(nothing.score.clone());
 
     if let (Some(base), Some(g)) = (&base, golds.first()) {
-        for m in mutations::mutants(world, rubric, &g.actions) {
+        let mut mutants = mutations::mutants(world, rubric, &g.actions);
+        let cheats = super::cheats::cheat_mutants(world, rubric, &g.actions)
+            .into_iter()
+            .chain(super::scope_mutants::scope_mutants(
+                world, rubric, &g.actions, g.seed, episode,
+            )?);
+        for m in cheats {
+            if m.actions != g.actions && !mutants.iter().any(|o| o.actions == m.actions) {
+                mutants.push(m);
+            }
+        }
+        for mut m in mutants {
             let r = run(episode, rubric, g.seed, &m.actions)?;
-            let caught = r.score.range[1] < base.score.range[1] - EPS;
+            let added_ok = m.added.and_then(|i| r.ok.get(i).copied());
             let same_outcome =
                 r.changes.is_some() && r.changes == base.changes && r.messages == base.messages;
-            let equivalent = same_outcome && !caught;
+            match m.kind {
+                // A forbidden call the world refuses is an attempt.
+                MutantKind::Forbidden if added_ok == Some(false) => {
+                    m.kind = MutantKind::RefusedAttempt;
+                }
+                // Only a wrong write that really happened and was undone.
+                MutantKind::Detour if added_ok != Some(true) || r.changes != base.changes => {
+                    continue;
+                }
+                _ => {}
+            }
+            let below = r.score.range[1] < base.score.range[1] - EPS;
+            let caught = match m.kind {
+                // Stuffing alone must earn nothing at all.
+                MutantKind::Stuffing if m.id == "stuffing:alone" => {
+                    r.score.range[1] <= EPS && r.score.pass != Some(true)
+                }
+                k if k.must_all_be_caught() => below && r.score.pass != Some(true),
+                _ => below,
+            };
+            let equivalent_reason = match m.kind {
+                _ if caught => None,
+                MutantKind::Detour => Some("a wrong write undone by gold's own call ends in gold's state; whether a detour should cost is a judgment call (an action criterion with a count catches it)".to_string()),
+                MutantKind::RefusedAttempt => None,
+                _ if same_outcome => Some("it ends in gold's state and says gold's messages, so nothing that happened tells it apart".to_string()),
+                _ => None,
+            };
             let noticed_by = r
                 .score
                 .criteria
@@ -429,27 +500,62 @@ fn lint_task(
                 description: m.description,
                 range: r.score.range,
                 caught,
-                equivalent,
+                equivalent: equivalent_reason.is_some(),
+                equivalent_reason,
+                pass: r.score.pass,
                 noticed_by,
             });
             all_scores.push(r.score);
         }
     }
-    let equivalent = lint.mutants.iter().filter(|m| m.equivalent).count();
-    let caught = lint.mutants.iter().filter(|m| m.caught).count();
-    let total = lint.mutants.len() - equivalent;
+    let counted = |m: &&MutantResult| m.kind.in_mutation_score();
+    let equivalent = lint
+        .mutants
+        .iter()
+        .filter(counted)
+        .filter(|m| m.equivalent)
+        .count();
+    let caught = lint
+        .mutants
+        .iter()
+        .filter(counted)
+        .filter(|m| m.caught)
+        .count();
+    let total = lint.mutants.iter().filter(counted).count() - equivalent;
     lint.mutation = MutationScore {
         total,
         caught,
         equivalent,
         score: (total > 0).then(|| caught as f64 / total as f64),
     };
+    for class in MutantKind::ALL {
+        let of: Vec<&MutantResult> = lint.mutants.iter().filter(|m| m.kind == class).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let equivalent = of.iter().filter(|m| m.equivalent).count();
+        let c = ClassScore {
+            class,
+            total: of.len() - equivalent,
+            caught: of.iter().filter(|m| m.caught).count(),
+            equivalent,
+        };
+        if class.must_all_be_caught() && c.caught < c.total {
+            lint.problems.push(format!(
+                "cheat class {}: the rubric does not catch {} of {} mutant(s) (listed as survivors)",
+                class.name(),
+                c.total - c.caught,
+                c.total
+            ));
+        }
+        lint.classes.push(c);
+    }
     if let Some(s) = lint.mutation.score {
         if s < options.min_mutation_score - EPS {
             let survivors = lint
                 .mutants
                 .iter()
-                .filter(|m| !m.caught && !m.equivalent)
+                .filter(|m| m.kind.in_mutation_score() && !m.caught && !m.equivalent)
                 .count();
             lint.problems.push(format!(
                 "mutation score {:.0}% is below {:.0}%: the rubric does not notice {survivors} mutant(s) (the survivors)",

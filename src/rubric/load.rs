@@ -136,6 +136,7 @@ pub(crate) fn compile(
                 description: c.description.trim().to_string(),
                 points,
                 gate: c.gate,
+                required: c.required.unwrap_or(true),
                 section: c.section.clone(),
                 kind,
                 spec,
@@ -145,6 +146,7 @@ pub(crate) fn compile(
             });
         }
     }
+    super::commit::allow_each_others_answers(&mut criteria);
     if parsed.criteria.is_empty() {
         diags.push(
             rel,
@@ -383,7 +385,7 @@ fn compile_criterion(
         problems.push((
             None,
             format!(
-                "unknown kind `{}`; expected state, action, message or judged",
+                "unknown kind `{}`; expected state, action, message, scope or judged",
                 c.kind
             ),
         ));
@@ -433,7 +435,14 @@ fn kind_fields_set(c: &CriterionToml) -> Vec<&'static str> {
         ("tolerance", c.tolerance.is_some()),
         ("date", c.date.is_some()),
         ("within", c.within.is_some()),
+        ("commit", c.commit.is_some()),
+        ("allow", c.allow.is_some()),
+        ("max_values", c.max_values.is_some()),
+        ("max_length", c.max_length.is_some()),
         ("guidance", c.guidance.is_some()),
+        ("check", c.check.is_some()),
+        ("tables", c.tables.is_some()),
+        ("paths", c.paths.is_some()),
     ]
     .into_iter()
     .filter_map(|(name, set)| set.then_some(name))

@@ -52,6 +52,8 @@
 //!   [`derive`]: rubrics derived from a task's gold solution.
 
 pub mod batch;
+pub mod cheats;
+mod commit;
 mod criterion;
 pub mod derive;
 mod evaluation;
@@ -65,7 +67,10 @@ mod matchers;
 pub mod mutations;
 pub mod numbers;
 mod records;
+mod scope_index;
+mod scope_mutants;
 mod score;
+pub mod values;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -370,6 +375,19 @@ pub struct Replayed {
     pub observations: Vec<Observation>,
     /// Actions given after the episode had ended.
     pub ignored: usize,
+}
+
+impl Replayed {
+    /// What was said to the customer, in order.
+    pub fn messages(&self) -> Vec<String> {
+        self.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Message { message } => Some(message.clone()),
+                Action::Tool { .. } => None,
+            })
+            .collect()
+    }
 }
 
 /// Resets `episode` to `task_id` with `seed` and applies `actions` as the

@@ -24,13 +24,85 @@ use crate::world::{ToolKind, World};
 /// nothing about the case.
 pub const BLAND_TEXT: &str = "Handled as requested.";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MutantKind {
     DropStep,
     Perturb,
     Forbidden,
     DropFinalMessage,
+    /// Cheat classes (see [`super::cheats`]).
+    Stuffing,
+    Spray,
+    NearMiss,
+    RefusedAttempt,
+    Disclosure,
+    DroppedRead,
+    Detour,
+}
+
+impl MutantKind {
+    /// Every kind, in report order.
+    pub const ALL: [MutantKind; 11] = [
+        MutantKind::DropStep,
+        MutantKind::Perturb,
+        MutantKind::Forbidden,
+        MutantKind::DropFinalMessage,
+        MutantKind::Stuffing,
+        MutantKind::Spray,
+        MutantKind::NearMiss,
+        MutantKind::RefusedAttempt,
+        MutantKind::Disclosure,
+        MutantKind::DroppedRead,
+        MutantKind::Detour,
+    ];
+
+    /// The cheat classes, in report order.
+    pub const CHEATS: &'static [MutantKind] = MutantKind::ALL.split_at(4).1;
+
+    /// The class name reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            MutantKind::DropStep => "drop-step",
+            MutantKind::Perturb => "perturb",
+            MutantKind::Forbidden => "forbidden",
+            MutantKind::DropFinalMessage => "drop-message",
+            MutantKind::Stuffing => "stuffing",
+            MutantKind::Spray => "spray",
+            MutantKind::NearMiss => "near-miss",
+            MutantKind::RefusedAttempt => "refused-attempt",
+            MutantKind::Disclosure => "disclosure",
+            MutantKind::DroppedRead => "dropped-read",
+            MutantKind::Detour => "detour",
+        }
+    }
+
+    /// A cheat class must be caught whole: a survivor fails the task,
+    /// whatever the overall mutation score. Detours are a judgment call
+    /// and only reported.
+    pub fn must_all_be_caught(self) -> bool {
+        matches!(
+            self,
+            MutantKind::Stuffing
+                | MutantKind::Spray
+                | MutantKind::NearMiss
+                | MutantKind::RefusedAttempt
+                | MutantKind::Disclosure
+                | MutantKind::DroppedRead
+        )
+    }
+
+    /// Whether the class counts toward the mutation score threshold (the
+    /// classes lint had before cheat classes).
+    pub fn in_mutation_score(self) -> bool {
+        matches!(
+            self,
+            MutantKind::DropStep
+                | MutantKind::Perturb
+                | MutantKind::Forbidden
+                | MutantKind::DropFinalMessage
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -42,6 +114,9 @@ pub struct Mutant {
     pub description: String,
     #[serde(skip)]
     pub actions: Vec<Action>,
+    /// The position of an action added to gold (forbidden, detour).
+    #[serde(skip)]
+    pub added: Option<usize>,
 }
 
 /// Every mutant of `gold` under `rubric`, without duplicates and without
@@ -67,6 +142,7 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
             kind: MutantKind::DropStep,
             description: format!("step {} ({tool}) dropped", i + 1),
             actions: dropped,
+            added: None,
         });
         let schema = world
             .tools
@@ -93,20 +169,14 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
                         compact(&new_value)
                     ),
                     actions,
+                    added: None,
                 });
             }
         }
     }
     // After a tool that ends the episode nothing more is applied, so a
     // forbidden action goes just before it.
-    let at = match gold.last() {
-        Some(Action::Tool { tool, .. })
-            if world.tools.get(tool).is_some_and(|t| t.ends_episode) =>
-        {
-            gold.len() - 1
-        }
-        _ => gold.len(),
-    };
+    let at = insertion_point(world, gold);
     for (n, (action, why)) in forbidden_actions(world, rubric, gold)
         .into_iter()
         .enumerate()
@@ -138,6 +208,7 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
                 }
             ),
             actions,
+            added: Some(at),
         });
     }
     if let Some(last) = gold
@@ -151,12 +222,27 @@ pub fn mutants(world: &World, rubric: &Rubric, gold: &[Action]) -> Vec<Mutant> {
             kind: MutantKind::DropFinalMessage,
             description: format!("final message (step {}) dropped", last + 1),
             actions,
+            added: None,
         });
     }
     out
 }
 
-fn is_write(world: &World, tool: &str) -> bool {
+/// The step before which an added action still counts: before a final
+/// step that ends the episode, else at the end.
+pub fn insertion_point(world: &World, gold: &[Action]) -> usize {
+    match gold.last() {
+        Some(Action::Tool { tool, .. })
+            if world.tools.get(tool).is_some_and(|t| t.ends_episode) =>
+        {
+            gold.len() - 1
+        }
+        _ => gold.len(),
+    }
+}
+
+/// Whether `tool` is one of the world's write tools.
+pub(crate) fn is_write(world: &World, tool: &str) -> bool {
     world
         .tools
         .get(tool)

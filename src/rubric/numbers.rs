@@ -181,11 +181,30 @@ pub fn parse_number(text: &str) -> Option<f64> {
     Some(if negative { -v } else { v })
 }
 
-/// Whether two numbers are the same within `tolerance`; with a tolerance of
-/// 0 only float noise (1e-9 relative) is forgiven.
+/// Whether two numbers are the same. With a `tolerance` above 0 they may
+/// differ by that much. Without one: integers (and identifiers read as
+/// numbers) must be equal exactly, amounts with at most two decimals must
+/// be equal to the cent, and only other non-integral values get a relative
+/// 1e-9 for float noise. A 12-digit tracking number therefore never matches
+/// its neighbour, which a relative tolerance alone would allow.
 pub fn same_number(a: f64, b: f64, tolerance: f64) -> bool {
-    let slack = tolerance.max(1e-9 * a.abs().max(b.abs()).max(1.0));
-    (a - b).abs() <= slack
+    if tolerance > 0.0 {
+        let noise = 4.0 * f64::EPSILON * a.abs().max(b.abs()).max(1.0);
+        return (a - b).abs() <= tolerance + noise;
+    }
+    if a.fract() == 0.0 && b.fract() == 0.0 {
+        return a == b;
+    }
+    if is_cents(a) && is_cents(b) {
+        return (a * 100.0).round() == (b * 100.0).round();
+    }
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// At most two decimals, allowing for float noise (`0.1 + 0.2`).
+fn is_cents(x: f64) -> bool {
+    let c = x * 100.0;
+    (c - c.round()).abs() <= 1e-6 * c.abs().max(1.0)
 }
 
 /// The first number in `text` equal to `value` within `tolerance`.
@@ -254,6 +273,21 @@ mod tests {
         assert_eq!(values("1,2,3"), vec![1.0, 2.0, 3.0]);
         assert_eq!(values("a balance of -4 and 108.39."), vec![-4.0, 108.39]);
         assert_eq!(values("20% off"), vec![20.0]);
+    }
+
+    #[test]
+    fn integers_are_exact_money_is_to_the_cent() {
+        assert!(!same_number(123_456_789_012.0, 123_456_789_013.0, 0.0));
+        assert!(!same_number(123_456_789_012.0, 123_456_789_758.0, 0.0));
+        assert!(same_number(1990.0, 1990.0, 0.0));
+        assert!(!same_number(79.0, 79.01, 0.0));
+        assert!(same_number(0.1 + 0.2, 0.3, 0.0));
+        assert!(same_number(1093.34, 1093.34, 0.0));
+        assert!(!same_number(1093.34, 1093.35, 0.0));
+        assert!(same_number(79.004, 79.0, 0.005));
+        assert!(same_number(79.005, 79.0, 0.005));
+        assert!(!same_number(79.01, 79.0, 0.005));
+        assert!(same_number(2.718_281_9, 2.718_281_900_000_1, 0.0));
     }
 
     #[test]

@@ -41,6 +41,11 @@ pub struct Score {
     pub rubric_hash: String,
     /// In [0, 1]; `None` while a judged criterion is pending.
     pub value: Option<f64>,
+    /// Every gate met and every required criterion right (positive ones
+    /// met, negative ones not): the task was done. `None` while a pending
+    /// judged criterion could still decide it.
+    #[serde(default)]
+    pub pass: Option<bool>,
     /// The lowest and highest value still possible; both equal `value`
     /// when nothing is pending.
     pub range: [f64; 2],
@@ -65,6 +70,14 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CriterionResult {
@@ -72,6 +85,9 @@ pub struct CriterionResult {
     pub kind: CriterionKind,
     pub points: f64,
     pub gate: bool,
+    /// Whether `pass` needs it to come out right.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub required: bool,
     /// `None` while pending. For a negative criterion, met means the bad
     /// thing happened.
     pub met: Option<bool>,
@@ -148,6 +164,7 @@ pub fn score_episode_with(
                 kind: c.kind,
                 points: c.points,
                 gate: c.gate,
+                required: c.required,
                 met,
                 earned: if met == Some(true) { c.points } else { 0.0 },
                 section: c.section.clone(),
@@ -167,6 +184,7 @@ pub fn score_episode_with(
         rubric_version: rubric.version.clone(),
         rubric_hash: rubric.hash.clone(),
         value: None,
+        pass: None,
         range: [0.0, 0.0],
         pending: Vec::new(),
         failed_gates: Vec::new(),
@@ -225,6 +243,11 @@ impl Score {
         }
     }
 
+    /// Whether the episode passed (see [`Score::pass`]).
+    pub fn passed(&self) -> bool {
+        self.pass == Some(true)
+    }
+
     /// Full marks: every point earned and no gate failed.
     pub fn is_success(&self) -> bool {
         self.value.is_some_and(|v| v >= 1.0 - 1e-9)
@@ -258,6 +281,11 @@ pub(crate) fn aggregate(rubric: &Rubric, score: &mut Score) {
     // Pending grades that cannot move the value (a gate already failed)
     // leave it decided.
     score.value = (score.pending.is_empty() || (hi.0 - lo.0).abs() < 1e-12).then_some(lo.0);
+    let (fails, passes) = (
+        passes(&score.criteria, false),
+        passes(&score.criteria, true),
+    );
+    score.pass = (fails == passes).then_some(passes);
     score.sections = rubric
         .sections
         .iter()
@@ -272,6 +300,19 @@ pub(crate) fn aggregate(rubric: &Rubric, score: &mut Score) {
             }
         })
         .collect();
+}
+
+/// Whether the episode passes if every pending criterion came out worst
+/// (`best = false`) or best for it: no gate failed and every required
+/// criterion is right.
+fn passes(results: &[CriterionResult], best: bool) -> bool {
+    results.iter().all(|r| {
+        let right = match r.met {
+            Some(m) => m == (r.points >= 0.0 || r.gate),
+            None => best,
+        };
+        right || !(r.gate || r.required)
+    })
 }
 
 /// The score if every pending criterion came out worst (`best = false`) or

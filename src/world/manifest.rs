@@ -26,6 +26,28 @@ pub struct WorldToml {
     pub seed: Vec<Spanned<SeedToml>>,
     #[serde(default)]
     pub tables: BTreeMap<String, TableToml>,
+    /// Whose records a task is about (see `world::scope`).
+    pub scope: Option<Spanned<ScopeToml>>,
+}
+
+/// `[scope]` of `world.toml`, as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeToml {
+    pub subject: String,
+    #[serde(default)]
+    pub reach: Vec<ReachToml>,
+    #[serde(default)]
+    pub sensitive: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReachToml {
+    pub table: String,
+    pub via: String,
+    /// The table `via` points into (default: the subject table).
+    pub from: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

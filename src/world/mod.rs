@@ -8,6 +8,7 @@
 mod hash;
 mod load;
 pub(crate) mod manifest;
+pub mod scope;
 mod seed;
 mod task;
 
@@ -45,6 +46,8 @@ pub struct World {
     pub tasks: IndexMap<String, Task>,
     /// Every table of the schema, with how its rows appear in the diff.
     pub tables: Vec<TableInfo>,
+    /// Whose records a task is about, when the world declares it.
+    pub scope: Option<scope::Scope>,
     /// SHA-256 over every behaviour-affecting file; see `docs/world-format.md`.
     pub content_hash: String,
     /// The seeded database, serialized once so that reset is a memory copy.

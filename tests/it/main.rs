@@ -5,6 +5,7 @@ mod bounds;
 mod determinism;
 mod episode;
 mod golden;
+mod rubric_cheats;
 mod rubric_judge;
 mod rubric_lint;
 mod rubric_score;

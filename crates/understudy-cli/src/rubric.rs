@@ -8,7 +8,8 @@ use anyhow::Context;
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 use understudy::rubric::derive::{self, DeriveOptions};
-use understudy::rubric::lint::{self, LintOptions, LintReport};
+use understudy::rubric::lint::{self, ClassScore, LintOptions, LintReport};
+use understudy::rubric::mutations::MutantKind;
 use understudy::rubric::{Judgment, Rubric, RubricSet};
 use understudy::store::{JudgmentRecord, Store};
 use understudy::Error;
@@ -38,6 +39,18 @@ pub enum RubricCommand {
         #[arg(long, default_value_t = 0.9)]
         min_mutation_score: f64,
         /// Print the full report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print, per rubric, which cheat classes it catches (stuffing, spray,
+    /// near miss, refused attempt, disclosure, dropped read, detour).
+    Audit {
+        #[arg(long)]
+        world: PathBuf,
+        /// Only this task.
+        #[arg(long)]
+        task: Option<String>,
+        /// Print the lint report as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -87,6 +100,7 @@ pub fn run(cmd: RubricCommand) -> anyhow::Result<ExitCode> {
             min_mutation_score,
             json,
         } => run_lint(world, store, task, min_mutation_score, json),
+        RubricCommand::Audit { world, task, json } => run_audit(world, task, json),
         RubricCommand::Derive {
             world,
             from_solution,
@@ -207,6 +221,101 @@ fn run_lint(
     })
 }
 
+fn run_audit(dir: PathBuf, task: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
+    let world = super::load_world(&dir)?;
+    let rubrics = RubricSet::load(&world)?;
+    let options = LintOptions {
+        task,
+        ..LintOptions::default()
+    };
+    let n = if options.task.is_some() {
+        1
+    } else {
+        world.tasks.len()
+    };
+    let progress = bar(n, "auditing");
+    let report = lint::lint(&world, &rubrics, None, &options, &|| progress.inc(1))?;
+    progress.finish_and_clear();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_audit(&report));
+    }
+    let missed = report
+        .classes
+        .iter()
+        .any(|c| c.class.must_all_be_caught() && c.caught < c.total);
+    Ok(if missed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One cell: caught/counted, equivalents with `=`, `-` where the class
+/// does not apply (no such mutant for the task).
+fn cell(c: Option<&ClassScore>) -> String {
+    match c {
+        None => "-".into(),
+        Some(c) if c.total == 0 => format!("={}", c.equivalent),
+        Some(c) if c.equivalent > 0 => format!("{}/{} ={}", c.caught, c.total, c.equivalent),
+        Some(c) => format!("{}/{}", c.caught, c.total),
+    }
+}
+
+/// Which cheat classes each rubric catches, as a table (README shows it).
+pub fn render_audit(r: &LintReport) -> String {
+    let width = r
+        .tasks
+        .iter()
+        .map(|t| t.task_id.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "rubric audit: {} {} ({} task(s)); caught/counted per cheat class, =n equivalent (a judgment call for detours), - does not apply\n",
+        r.world_id,
+        r.world_version,
+        r.tasks.len()
+    );
+    let widths: Vec<usize> = MutantKind::CHEATS
+        .iter()
+        .map(|k| k.name().len().max(7))
+        .collect();
+    out.push_str(&format!("  {:width$}", "task"));
+    for (k, w) in MutantKind::CHEATS.iter().zip(&widths) {
+        out.push_str(&format!("  {:w$}", k.name()));
+    }
+    let mut out = out.trim_end().to_string();
+    out.push('\n');
+    let row = |name: &str, classes: &[ClassScore]| {
+        let mut line = format!("  {name:width$}");
+        for (k, w) in MutantKind::CHEATS.iter().zip(&widths) {
+            line.push_str(&format!(
+                "  {:w$}",
+                cell(classes.iter().find(|c| c.class == *k))
+            ));
+        }
+        line.trim_end().to_string() + "\n"
+    };
+    for t in &r.tasks {
+        out.push_str(&row(&t.task_id, &t.classes));
+    }
+    out.push_str(&row("all", &r.classes));
+    let missed: Vec<String> = r
+        .classes
+        .iter()
+        .filter(|c| c.class.must_all_be_caught() && c.caught < c.total)
+        .map(|c| format!("{} ({} missed)", c.class.name(), c.total - c.caught))
+        .collect();
+    if missed.is_empty() {
+        out.push_str("every rubric catches every cheat class that applies to it\n");
+    } else {
+        out.push_str(&format!("not caught everywhere: {}\n", missed.join(", ")));
+    }
+    out
+}
+
 fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "n/a".to_string(), |v| format!("{:.0}%", v * 100.0))
 }
@@ -274,6 +383,22 @@ pub fn render_report(r: &LintReport) -> String {
         r.equivalent,
         r.min_mutation_score * 100.0
     ));
+    let classes: Vec<String> = r
+        .classes
+        .iter()
+        .filter(|c| !c.class.in_mutation_score())
+        .map(|c| {
+            let eq = if c.equivalent > 0 {
+                format!(" ={}", c.equivalent)
+            } else {
+                String::new()
+            };
+            format!("{} {}/{}{eq}", c.class.name(), c.caught, c.total)
+        })
+        .collect();
+    if !classes.is_empty() {
+        out.push_str(&format!("cheat classes caught: {}\n", classes.join(", ")));
+    }
     out
 }
 

@@ -205,10 +205,13 @@ fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {
         s.bootstrap_resamples,
         s.bootstrap_seed
     ));
+    let rate = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{:.1}%", v * 100.0));
     out.push_str(&format!(
-        "full marks {}\n",
-        s.full_marks
-            .map_or("n/a".to_string(), |v| format!("{:.1}%", v * 100.0))
+        "passed {} ({} of {} decided)  full marks {}\n",
+        rate(s.pass_rate),
+        (s.pass_rate.unwrap_or(0.0) * s.decided as f64).round(),
+        s.decided,
+        rate(s.full_marks)
     ));
     if s.pass_k.iter().any(|p| p.k > 1) {
         let parts: Vec<String> = s

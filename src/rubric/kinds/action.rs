@@ -1,7 +1,7 @@
 //! `kind = "action"`: a tool was called (or not), with argument matchers,
 //! a count, and ordering against other steps (`after`, `before`).
 
-use super::compile::CompileCx;
+use super::compile::{must_hold, CompileCx};
 use super::patterns::{args_match, compile_args, Pattern};
 use crate::action::Action;
 use crate::rubric::evaluation::{Context, Evidence, Outcome};
@@ -52,7 +52,9 @@ impl ActionCheck {
             args: args?,
             min,
             max,
-            include_failed: c.include_failed.unwrap_or(false),
+            // "Did the forbidden thing" counts attempts: a guard that
+            // stopped the call does not excuse trying.
+            include_failed: c.include_failed.unwrap_or(!must_hold(c)),
             after,
             before,
         })

@@ -35,6 +35,16 @@ impl CompileCx<'_, '_> {
     }
 }
 
+/// Whether the criterion states what must hold (a gate, or positive
+/// points) rather than what must not happen.
+pub(crate) fn must_hold(c: &crate::rubric::format::CriterionToml) -> bool {
+    c.gate
+        || c.points
+            .as_ref()
+            .and_then(crate::rubric::matchers::as_f64)
+            .is_some_and(|p| p > 0.0)
+}
+
 pub(crate) use crate::diagnostics::line_of;
 
 /// Runs validation queries; created on first use and shared by every file
@@ -50,6 +60,14 @@ impl<'w> Probe<'w> {
             world,
             episode: None,
         }
+    }
+
+    /// The world's scope index (built once per world, shared after).
+    pub fn scope_index(
+        &mut self,
+        scope: &crate::world::scope::Scope,
+    ) -> crate::error::Result<Arc<crate::rubric::scope_index::ScopeIndex>> {
+        crate::rubric::scope_index::ScopeIndex::of(self.world, scope)
     }
 
     /// Runs `sql` on the seeded world; the error says why it cannot be a

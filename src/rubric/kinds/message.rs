@@ -2,11 +2,15 @@
 //! number read as a number, a date in any common form), in any message or
 //! the last, optionally only after a given step.
 
-use super::compile::CompileCx;
+use super::compile::{must_hold, CompileCx};
 use super::patterns::{compile_text_pattern, Pattern};
+use crate::rubric::commit::{
+    self, allowed_value, answer_in, is_answer, Commit, DEFAULT_MAX_LENGTH, DEFAULT_MAX_VALUES,
+};
 use crate::rubric::evaluation::{Context, Evidence, Outcome};
 use crate::rubric::format::CriterionToml;
 use crate::rubric::matchers::{shorten, TextPattern};
+use crate::rubric::values::ValueKey;
 
 /// The fields a message criterion may set (`after` also orders messages:
 /// "confirm after the upgrade").
@@ -18,6 +22,10 @@ pub(crate) const FIELDS: &[&str] = &[
     "date",
     "within",
     "after",
+    "commit",
+    "allow",
+    "max_values",
+    "max_length",
 ];
 
 /// `after`: only messages after the first step matching it count.
@@ -26,6 +34,9 @@ pub(crate) struct MessageCheck {
     pub within: Within,
     pub pattern: TextPattern,
     pub after: Option<Pattern>,
+    /// How the answer must be given (criteria that must be met, unless
+    /// `commit = false`); `None`: any mention counts.
+    pub commit: Option<Commit>,
 }
 
 /// Which messages a message criterion reads.
@@ -59,17 +70,20 @@ impl MessageCheck {
             .after
             .as_ref()
             .and_then(|p| Pattern::compile(cx, p, "after", None));
-        match pattern {
-            Ok(pattern) => Some(MessageCheck {
-                within,
-                pattern,
-                after,
-            }),
+        let pattern = match pattern {
+            Ok(p) => p,
             Err(e) => {
                 cx.problem(None, e);
-                None
+                return None;
             }
-        }
+        };
+        let commit = compile_commit(c, cx, &pattern);
+        Some(MessageCheck {
+            within,
+            pattern,
+            after,
+            commit,
+        })
     }
 
     pub fn evaluate(&self, cx: &Context<'_>) -> (Outcome, Evidence) {
@@ -102,21 +116,60 @@ impl MessageCheck {
             (Within::Any, Some(p)) => format!("the messages after {}", p.describe()),
             (Within::Any, None) => "any message".to_string(),
         };
+        let mut refused: Vec<String> = Vec::new();
         for (i, text) in &messages {
-            if let Some(found) = pattern.find_in(text, cx.normalized(*i)) {
-                let mut ev = Evidence::detail(format!(
-                    "step {} says {}: \"{}\"",
-                    i + 1,
-                    pattern.describe(),
-                    shorten(&found, 200)
-                ));
-                ev.steps = vec![*i];
-                ev.excerpt = Some(excerpt_around(text, &found));
-                return (Outcome::Met(true), ev);
+            let Some(found) = pattern.find_in(text, cx.normalized(*i)) else {
+                continue;
+            };
+            if let Some(commit) = &self.commit {
+                let stated = cx.stated(*i);
+                if let Some(why) = commit.bounds_problem(text, stated) {
+                    refused.push(format!(
+                        "step {} says {} but {why}",
+                        i + 1,
+                        pattern.describe()
+                    ));
+                    continue;
+                }
+                if let Some(answer) = answer_in(pattern, stated) {
+                    let others = commit.competitors(
+                        &answer.kind,
+                        &|k| is_answer(pattern, k),
+                        messages.iter().flat_map(|(j, _)| cx.stated(*j).iter()),
+                    );
+                    if !others.is_empty() {
+                        let mut ev = Evidence::detail(format!(
+                            "step {} says {} but does not commit to it: the messages it reads also state the competing {} value(s) {}",
+                            i + 1,
+                            pattern.describe(),
+                            answer.kind.name(),
+                            commit::list(&others)
+                        ));
+                        ev.steps = vec![*i];
+                        ev.excerpt = Some(excerpt_around(text, &found));
+                        ev.expected = Some(format!(
+                            "{}, and no other {} value",
+                            pattern.describe(),
+                            answer.kind.name()
+                        ));
+                        return (Outcome::Met(false), ev);
+                    }
+                }
             }
+            let mut ev = Evidence::detail(format!(
+                "step {} says {}: \"{}\"",
+                i + 1,
+                pattern.describe(),
+                shorten(&found, 200)
+            ));
+            ev.steps = vec![*i];
+            ev.excerpt = Some(excerpt_around(text, &found));
+            return (Outcome::Met(true), ev);
         }
         let detail = if messages.is_empty() {
             "no message was sent to the customer".to_string()
+        } else if !refused.is_empty() {
+            format!("{} (an answer must stand on its own)", refused.join("; "))
         } else {
             format!(
                 "{} not found in {scope} ({} message(s) checked)",
@@ -128,6 +181,62 @@ impl MessageCheck {
         ev.expected = Some(pattern.describe());
         (Outcome::Met(false), ev)
     }
+}
+
+/// `commit`, `allow`, `max_values` and `max_length`: criteria that must be
+/// met commit by default; one that must not be met (a leak) fires on any
+/// mention, so bounds make no sense there.
+fn compile_commit(
+    c: &CriterionToml,
+    cx: &mut CompileCx<'_, '_>,
+    pattern: &TextPattern,
+) -> Option<Commit> {
+    let bounds_given = c.allow.is_some() || c.max_values.is_some() || c.max_length.is_some();
+    let holds = must_hold(c);
+    let on = c.commit.unwrap_or(holds);
+    if !on {
+        if bounds_given {
+            cx.problem(None, "allow, max_values and max_length bound a committed answer; they do not apply with commit = false or to a criterion with negative points");
+        }
+        return None;
+    }
+    if !holds {
+        cx.problem(None, "commit = true is for criteria that must be met; a negative-point criterion fires on any mention");
+        return None;
+    }
+    let bound =
+        |v: &Option<toml::Value>, name: &str, default: usize, cx: &mut CompileCx<'_, '_>| match v {
+            None => default,
+            Some(toml::Value::Integer(n)) if *n >= 1 => *n as usize,
+            Some(_) => {
+                cx.problem(
+                    None,
+                    format!(
+                    "{name} must be a whole number ≥ 1 (an answer states at least its own value)"
+                ),
+                );
+                default
+            }
+        };
+    let max_values = bound(&c.max_values, "max_values", DEFAULT_MAX_VALUES, cx);
+    let max_length = bound(&c.max_length, "max_length", DEFAULT_MAX_LENGTH, cx);
+    if let TextPattern::Contains(p) = pattern {
+        if p.chars().count() > max_length {
+            cx.problem(None, format!("this can never be met: the phrase is {} characters long but max_length is {max_length}", p.chars().count()));
+        }
+    }
+    let mut allowed: Vec<ValueKey> = Vec::new();
+    for v in c.allow.iter().flatten() {
+        match allowed_value(v) {
+            Ok(k) if is_answer(pattern, &k) => cx.problem(
+                None,
+                "allow lists the answer itself; list only the other values the message may state",
+            ),
+            Ok(k) => allowed.push(k),
+            Err(e) => cx.problem(None, e),
+        }
+    }
+    Some(Commit::new(max_values, max_length, allowed))
 }
 
 /// A short window of the message around what matched.

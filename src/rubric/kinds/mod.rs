@@ -14,4 +14,5 @@ pub(crate) mod compile;
 pub(crate) mod judged;
 pub(crate) mod message;
 pub(crate) mod patterns;
+pub(crate) mod scope;
 pub(crate) mod state;

@@ -33,6 +33,10 @@ pub(crate) enum Expect {
     /// The first column parsed as JSON equals this document exactly (typed:
     /// 68 differs from 68.0; key order is ignored).
     Json(Value),
+    /// The first column parsed as JSON has at least these fields with these
+    /// values (typed; objects compared field by field, lists whole), so the
+    /// fields a rubric leaves out (free text, timestamps) are open.
+    JsonIncludes(Value),
     /// The first column is NULL (`true`) or not (`false`).
     Null(bool),
     Rows {
@@ -102,12 +106,12 @@ impl StateCheck {
 }
 
 fn compile_expect(v: &toml::Value) -> Result<Expect, String> {
-    let usage = "expect must be a table: { equals = .. }, { any_of = [..] }, { number = .., tolerance = .. }, { regex = \"..\" }, { contains = \"..\" }, { null = true|false }, { json = \"<JSON document>\" } or { rows = n | { min = .., max = .. } }";
+    let usage = "expect must be a table: { equals = .. }, { any_of = [..] }, { number = .., tolerance = .. }, { regex = \"..\" }, { contains = \"..\" }, { null = true|false }, { json = \"<JSON document>\" }, { json_includes = \"<JSON object>\" } or { rows = n | { min = .., max = .. } }";
     let t = v.as_table().ok_or(usage)?;
     if t.is_empty() {
         return Err(usage.into());
     }
-    let special = ["rows", "json", "null"];
+    let special = ["rows", "json", "json_includes", "null"];
     if let Some(k) = t
         .keys()
         .find(|k| !special.contains(&k.as_str()) && !MATCHER_KEYS.contains(&k.as_str()))
@@ -148,6 +152,16 @@ fn compile_expect(v: &toml::Value) -> Result<Expect, String> {
             return serde_json::from_str::<Value>(text)
                 .map(Expect::Json)
                 .map_err(|e| format!("json is not valid JSON: {e}"));
+        }
+        if let Some(j) = t.get("json_includes") {
+            let text = j
+                .as_str()
+                .ok_or("json_includes must be the expected fields as a JSON object in text")?;
+            return match serde_json::from_str::<Value>(text) {
+                Ok(v @ Value::Object(_)) => Ok(Expect::JsonIncludes(v)),
+                Ok(_) => Err("json_includes must be a JSON object (the fields to compare)".into()),
+                Err(e) => Err(format!("json_includes is not valid JSON: {e}")),
+            };
         }
         if let Some(n) = t.get("null") {
             return n
@@ -263,32 +277,43 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
             };
             (ok, format!("the value is {got}; expected {}", m.describe()))
         }
-        Expect::Json(want) => {
-            let got = first.map(|v| match v {
-                Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| v.clone()),
-                other => other.clone(),
-            });
-            match got {
-                None => (
-                    false,
-                    "the query returned no row; expected the record".to_string(),
-                ),
-                Some(got) if &got == want => {
-                    (true, "the record equals the expected document".to_string())
-                }
-                Some(got) => {
-                    let diff = first_difference(&got, want, "$");
+        Expect::JsonIncludes(want) => match first.map(as_document) {
+            None => (
+                false,
+                "the query returned no row; expected the record".to_string(),
+            ),
+            Some(got) => match missing_part(&got, want, "$") {
+                None => (true, "the record has the expected fields".to_string()),
+                Some(diff) => {
                     ev.value = Some(got);
                     ev.expected = Some(shorten(&want.to_string(), 2000));
                     (
                         false,
-                        format!("the record differs from the expected document: {diff}"),
+                        format!("the record differs from the expected fields: {diff}"),
                     )
                 }
+            },
+        },
+        Expect::Json(want) => match first.map(as_document) {
+            None => (
+                false,
+                "the query returned no row; expected the record".to_string(),
+            ),
+            Some(got) if &got == want => {
+                (true, "the record equals the expected document".to_string())
             }
-        }
+            Some(got) => {
+                let diff = first_difference(&got, want, "$");
+                ev.value = Some(got);
+                ev.expected = Some(shorten(&want.to_string(), 2000));
+                (
+                    false,
+                    format!("the record differs from the expected document: {diff}"),
+                )
+            }
+        },
     };
-    if !met || !matches!(expect, Expect::Json(_)) {
+    if !met || !matches!(expect, Expect::Json(_) | Expect::JsonIncludes(_)) {
         ev.rows = Some(
             rows.iter()
                 .take(EVIDENCE_ROWS)
@@ -298,6 +323,27 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
     }
     ev.detail = detail;
     (Outcome::Met(met), ev)
+}
+
+/// A column value as a JSON document: text holding JSON is parsed.
+fn as_document(v: &Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| v.clone()),
+        other => other.clone(),
+    }
+}
+
+/// Where `got` lacks a field of `want` or holds another value there;
+/// `None` when it has them all.
+fn missing_part(got: &Value, want: &Value, path: &str) -> Option<String> {
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => w.iter().find_map(|(k, wv)| match g.get(k) {
+            None => Some(format!("{path}.{k} is missing (expected {})", compact(wv))),
+            Some(gv) => missing_part(gv, wv, &format!("{path}.{k}")),
+        }),
+        _ if got == want => None,
+        _ => Some(first_difference(got, want, path)),
+    }
 }
 
 /// Where two JSON documents first differ, as a path and both values.

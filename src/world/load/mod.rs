@@ -12,6 +12,7 @@ mod database;
 mod files;
 mod manifest_check;
 mod names;
+mod scope;
 mod tables;
 mod tasks;
 mod tools;
@@ -69,6 +70,7 @@ pub fn load(root: &Path) -> Result<World> {
     // The rest of loading runs only the engine's own small queries.
     cx.budget.renew();
     let tables = tables::table_infos(&mut cx, &manifest, &manifest_text);
+    let scope = scope::load_scope(&mut cx, &manifest, &manifest_text, &tables);
     let tools = tools::load_tools(&mut cx);
     let views = views::load_views(&mut cx, &tools);
     let tasks = tasks::load_tasks(
@@ -101,6 +103,7 @@ pub fn load(root: &Path) -> Result<World> {
         views,
         tasks,
         tables,
+        scope,
         content_hash,
         snapshot,
         restore,

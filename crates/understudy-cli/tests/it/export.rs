@@ -430,6 +430,7 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
     assert_eq!(row["status"], "approved");
     assert_eq!(row["actor"], json!({"kind": "expert", "id": f.expert}));
     assert_eq!(row["reward"], Value::Null);
+    assert_eq!(row["pass"], Value::Null, "not scored, so no pass");
 
     let tools = row["tools"].as_array().unwrap();
     let names: Vec<&str> = tools

@@ -421,3 +421,83 @@ fn derive_writes_rubrics_that_pass_lint_and_never_overwrites_silently() {
         .expect("runs");
     assert!(!out.status.success(), "a source must be named");
 }
+
+#[test]
+fn the_audit_prints_which_cheat_classes_each_rubric_catches() {
+    let out = bin()
+        .args(["rubric", "audit", "--world"])
+        .arg(common::world_dir("support-desk"))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.starts_with("rubric audit: support-desk"), "{text}");
+    for class in [
+        "stuffing",
+        "spray",
+        "near-miss",
+        "refused-attempt",
+        "disclosure",
+        "dropped-read",
+        "detour",
+    ] {
+        assert!(text.contains(class), "{class} missing in\n{text}");
+    }
+    assert!(text.contains("  duplicate-charge           2/2"), "{text}");
+    assert!(
+        text.contains("every rubric catches every cheat class that applies to it"),
+        "{text}"
+    );
+    // A rubric that only listens for the number misses stuffing and spray.
+    let dir = common::copy_world(&common::mini_dir());
+    std::fs::write(
+        dir.path().join("rubrics/pay-back.toml"),
+        "format = 1\nversion = \"1\"\n\n[[criteria]]\nid = \"told\"\ndescription = \"Says 25.\"\nkind = \"message\"\nnumber = 25\ncommit = false\npoints = 1\n",
+    )
+    .expect("write");
+    let out = bin()
+        .args(["rubric", "audit", "--task", "pay-back", "--world"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("not caught everywhere: stuffing"), "{text}");
+}
+
+#[test]
+fn the_score_summary_reports_the_pass_rate_and_stuffing_fails() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let input = dir.path().join("in.jsonl");
+    let stuffed: String = (0..=3000).map(|i| format!("{i}, ${i}.00, ")).collect();
+    write(
+        &input,
+        &[
+            json!({"task_id": "pay-back", "actions": mini_solution(), "judgments": [{"criterion_id": "friendly", "met": true, "reason": "ok", "judge": "t"}]}),
+            json!({"task_id": "pay-back", "actions": [{"message": stuffed}]}),
+        ],
+    );
+    let out = bin()
+        .args(["score", "--world"])
+        .arg(common::mini_dir())
+        .arg("--input")
+        .arg(&input)
+        .output()
+        .expect("runs");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines[0]["pass"], json!(true), "{}", lines[0]);
+    assert_eq!(lines[1]["pass"], json!(false));
+    assert_eq!(lines[1]["value"], json!(0.0));
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains("passed 50.0% (1 of 2 decided)"),
+        "{summary}"
+    );
+}
