@@ -128,3 +128,9 @@ fn render_list(problems: &[impl std::fmt::Display]) -> String {
 
 /// The engine's `Result`, with [`Error`] as the default error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An I/O failure as one message. (`Error::Io` keeps the cause as a
+/// source, which the CLI would print twice.)
+pub(crate) fn io_error(context: impl std::fmt::Display, e: std::io::Error) -> Error {
+    Error::Other(format!("{context}: {e}"))
+}

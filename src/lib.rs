@@ -44,6 +44,7 @@ pub mod episode;
 pub mod error;
 pub mod export;
 pub mod observation;
+pub mod output_file;
 // TODO(missing_docs): documented after the current rewrite lands
 #[allow(missing_docs)]
 pub mod plugin;

@@ -107,7 +107,7 @@ pub(crate) fn write(
     progress: &dyn Fn(),
 ) -> Result<ExportSummary> {
     check_replaceable(output)?;
-    let tmp = super::partial_path(output);
+    let tmp = crate::output_file::partial_path(output);
     let _ = std::fs::remove_dir_all(&tmp);
     let result = build(source, worlds, options, &tmp, progress);
     let summary = match result {

@@ -483,44 +483,11 @@ pub fn export_to_path(
     if options.format == Format::Folder {
         return folder::write(source, worlds, options, output, progress);
     }
-    let tmp = partial_path(output);
-    let file = std::fs::File::create(&tmp)
-        .map_err(|e| io_error(format!("cannot write {}", output.display()), e))?;
-    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
-    let result = write_jsonl(source, worlds, options, &mut writer, progress).and_then(|s| {
-        writer
-            .into_inner()
-            .map_err(|e| io_error(format!("writing {}", output.display()), e.into_error()))?
-            .sync_all()
-            .map_err(|e| io_error(format!("writing {}", output.display()), e))?;
-        Ok(s)
-    });
-    match result {
-        Ok(mut summary) => {
-            std::fs::rename(&tmp, output)
-                .map_err(|e| io_error(format!("writing {}", output.display()), e))?;
-            summary.files.push(output.to_path_buf());
-            Ok(summary)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    let mut summary = crate::output_file::write_with(output, |out| {
+        write_jsonl(source, worlds, options, out, progress)
+    })?;
+    summary.files.push(output.to_path_buf());
+    Ok(summary)
 }
 
-/// An I/O failure as one message. (`Error::Io` keeps the cause as a
-/// source, which the CLI would print twice.)
-pub(crate) fn io_error(context: impl std::fmt::Display, e: std::io::Error) -> Error {
-    Error::Other(format!("{context}: {e}"))
-}
-
-/// A sibling of `path` to write into before renaming.
-fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".partial-{}", std::process::id()));
-    path.with_file_name(name)
-}
+pub(crate) use crate::error::io_error;

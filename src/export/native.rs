@@ -260,7 +260,7 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<ParsedEpisode>> {
 /// Like [`parse`], but returns the lines that parsed alongside the problems
 /// (as `(line, message)`), so a caller can add its own checks of the good
 /// lines and report everything at once.
-pub(crate) fn parse_all(text: &str) -> (Vec<ParsedEpisode>, Vec<(usize, String)>) {
+pub fn parse_all(text: &str) -> (Vec<ParsedEpisode>, Vec<(usize, String)>) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();

@@ -7,17 +7,22 @@
 //! undo marks a step retracted, and the raw log keeps everything.
 //!
 //! Opening refuses files that are not SQLite, SQLite files that are not
-//! Understudy stores, and stores written by a newer build, without touching
-//! them.
+//! Understudy stores, stores written by a newer build, and stores whose
+//! schema is damaged or half-migrated, without touching them; a store that
+//! cannot be written (read-only file or mount) can still be opened for
+//! reading. See [`open`](self::open) for how racing processes are handled.
 
+mod open;
 mod records;
 mod schema;
 mod scores;
 
+pub use open::BUSY_TIMEOUT;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 
 pub use records::*;
 pub use scores::{JudgmentRecord, ScoreRecord, StoredScore};
@@ -31,6 +36,7 @@ use crate::trajectory::Trajectory;
 pub struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
+    read_only: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -62,71 +68,42 @@ impl Store {
     /// [`Store::open`] with a chosen durability.
     pub fn open_with(path: impl AsRef<Path>, durability: Durability) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
-        let fail = |message: String| Error::Store {
-            path: path.display().to_string(),
-            message,
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| fail(format!("cannot create its folder: {e}")))?;
-        }
-        let existed = path.exists()
-            && std::fs::metadata(&path)
-                .map(|m| m.len() > 0)
-                .unwrap_or(false);
-        let mut conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| fail(format!("cannot open: {e}")))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(|e| fail(e.to_string()))?;
-        let header: rusqlite::Result<(i32, i64)> = conn.query_row(
-            "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        );
-        let (app_id, objects) = header.map_err(|e| {
-            fail(format!(
-                "this file is not an Understudy store (SQLite says: {e}); it may be corrupt or another kind of file"
-            ))
-        })?;
-        if existed && objects > 0 && app_id != schema::APPLICATION_ID {
-            return Err(fail(
-                "this SQLite file belongs to another program, not Understudy; it was left untouched".into(),
-            ));
-        }
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| fail(e.to_string()))?;
-        let known = schema::latest_version() as i64;
-        if version > known {
-            return Err(fail(format!(
-                "this store was written by a newer Understudy (schema version {version}; this build knows up to {known}); upgrade Understudy to open it"
-            )));
-        }
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
-        )
-        .map_err(|e| fail(format!("cannot enable write-ahead logging: {e}")))?;
-        schema::migrations()
-            .to_latest(&mut conn)
-            .map_err(|e| fail(format!("cannot update the store's schema: {e}")))?;
-        conn.execute_batch(&format!(
-            "PRAGMA application_id = {};",
-            schema::APPLICATION_ID
-        ))
-        .map_err(|e| fail(e.to_string()))?;
-        if durability == Durability::Fast {
-            conn.execute_batch("PRAGMA synchronous = NORMAL;")
-                .map_err(|e| fail(e.to_string()))?;
-        }
+        let conn = open::read_write(&path, durability).map_err(|m| store_error(&path, m))?;
         Ok(Store {
             conn: Mutex::new(conn),
             path,
+            read_only: false,
         })
+    }
+
+    /// Opens an existing store for reading only: nothing is created,
+    /// migrated or written, so it works on a read-only file or mount.
+    /// Writes through it fail. The store must be at this build's schema
+    /// version.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        let conn = open::read_only(&path).map_err(|m| store_error(&path, m))?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path,
+            read_only: true,
+        })
+    }
+
+    /// For commands that only read (export, replay): [`Store::open`] when
+    /// the store can be written, else [`Store::open_read_only`].
+    pub fn open_for_reading(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref();
+        if open::is_writable(path) {
+            Store::open(path)
+        } else {
+            Store::open_read_only(path)
+        }
+    }
+
+    /// Opened with [`Store::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     pub fn path(&self) -> &Path {
@@ -469,6 +446,13 @@ impl Store {
         }
         tx.commit()?;
         Ok(added)
+    }
+}
+
+fn store_error(path: &Path, message: String) -> Error {
+    Error::Store {
+        path: path.display().to_string(),
+        message,
     }
 }
 

@@ -4,7 +4,9 @@
 mod bounds;
 mod determinism;
 mod episode;
+mod fuzz;
 mod golden;
+mod plugin;
 mod rubric_cheats;
 mod rubric_judge;
 mod rubric_lint;
@@ -13,6 +15,7 @@ mod rubric_worlds;
 mod sandbox;
 mod simulation;
 mod store;
+mod store_edges;
 mod tau_conformance;
 mod tidy;
 mod world_load;

@@ -16,7 +16,14 @@ use understudy_testkit as common;
 const FLOORS: &[&[&str]] = &[
     &["diagnostics"],
     &["error"],
-    &["python", "action", "observation", "template", "plugin"],
+    &[
+        "python",
+        "action",
+        "observation",
+        "template",
+        "plugin",
+        "output_file",
+    ],
     &["sql"],
     &["script"],
     &["world"],

@@ -5,7 +5,9 @@ store."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
 from understudy_gym.registration import tomllib
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import understudy_gym
-from understudy_gym import UnderstudyEnv, UnderstudyError, run_episode, scripted_policy
+from understudy_gym import HttpClient, UnderstudyEnv, UnderstudyError, run_episode, scripted_policy
 
 from conftest import MINI, SUPPORT_DESK
 
@@ -92,6 +94,33 @@ def test_run_episode_with_a_scripted_policy_over_http(http_server, store):
     assert result.total_reward == result.final_reward
     rows = stored(store)
     assert [(r[0], r[2], r[3], r[5]) for r in rows] == [(result.record_id, "scripted-http", "submitted", len(actions))]
+
+
+def test_a_server_with_a_token_needs_it_and_the_client_sends_it(binary, store, monkeypatch):
+    token = "s3cret-token"
+    proc = subprocess.Popen(
+        [binary, "serve", "--http", "127.0.0.1:0", "--world", str(MINI), "--store", str(store), "--durability", "fast"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "UNDERSTUDY_TOKEN": token},
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split(" ", 2)[2].strip()
+        monkeypatch.delenv("UNDERSTUDY_TOKEN", raising=False)
+        with pytest.raises(UnderstudyError) as refused:
+            HttpClient(url).call("health")
+        assert refused.value.code == "unauthorized"
+        assert HttpClient(url, token=token).call("health")["status"] == "ok"
+        monkeypatch.setenv("UNDERSTUDY_TOKEN", token)
+        env = UnderstudyEnv("pay-back", url=url, model="with-token")
+        env.reset(seed=0)
+        env.close()
+        assert [r[2] for r in stored(store)] == ["with-token"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def test_bad_actions_are_observations_or_errors_and_the_episode_goes_on(binary, store):

@@ -118,12 +118,13 @@ fn filter(args: &ExportArgs) -> anyhow::Result<Filter> {
 }
 
 /// Opens a store that must already exist: exporting from a mistyped path
-/// must not create an empty store and report zero episodes.
+/// must not create an empty store and report zero episodes. One that
+/// cannot be written (read-only file or mount) is opened read-only.
 fn open_existing(path: &Path) -> anyhow::Result<Store> {
     if !path.is_file() {
         anyhow::bail!("there is no store at {}", path.display());
     }
-    Ok(Store::open(path)?)
+    Ok(Store::open_for_reading(path)?)
 }
 
 fn read_native(path: &Path) -> anyhow::Result<Vec<EpisodeBundle>> {

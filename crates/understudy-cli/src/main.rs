@@ -8,6 +8,7 @@ mod replay;
 mod rubric;
 mod run;
 mod score;
+mod seconds;
 mod serve;
 mod world;
 

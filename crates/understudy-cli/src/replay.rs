@@ -129,11 +129,8 @@ fn write_output(output: &Path, buf: &[u8]) -> anyhow::Result<()> {
     if output.as_os_str() == "-" {
         std::io::stdout().write_all(buf)?;
     } else {
-        // Write to a temporary file and rename, so a failure never leaves a
-        // half-written output behind.
-        let tmp = output.with_extension("jsonl.partial");
-        std::fs::write(&tmp, buf).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, output).with_context(|| format!("writing {}", output.display()))?;
+        // Complete or not at all; a device or FIFO is written through.
+        understudy::output_file::write(output, buf)?;
     }
     Ok(())
 }
@@ -144,7 +141,8 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             if !path.is_file() {
                 anyhow::bail!("there is no store at {}", path.display());
             }
-            let store = Store::open(path)?;
+            // Replay only reads: a read-only store will do.
+            let store = Store::open_for_reading(path)?;
             let records = match &args.episode {
                 Some(id) => vec![store
                     .episode(id)

@@ -44,9 +44,9 @@ pub struct ScoreArgs {
     /// printing {"met": bool, "reason": ".."}.
     #[arg(long)]
     judge: Option<String>,
-    /// Seconds the judge may take per criterion.
-    #[arg(long, default_value_t = 60.0)]
-    judge_timeout: f64,
+    /// Seconds the judge may take per criterion (0.001 to 1e9).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = super::seconds::parse)]
+    judge_timeout: Duration,
     /// Seed of the bootstrap confidence interval.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -55,17 +55,14 @@ pub struct ScoreArgs {
 pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let world = super::load_world(&args.world)?;
     let rubrics = RubricSet::load(&world)?;
-    let store = args.store.as_ref().map(Store::open).transpose()?;
+    // Only --save writes; otherwise a read-only store will do.
+    let store = match &args.store {
+        Some(path) if args.save => Some(Store::open(path)?),
+        Some(path) => Some(Store::open_for_reading(path)?),
+        None => None,
+    };
     let judge = match &args.judge {
-        Some(cmd) => {
-            if !(args.judge_timeout.is_finite() && args.judge_timeout > 0.0) {
-                anyhow::bail!("--judge-timeout must be a number of seconds greater than 0");
-            }
-            Some(JudgeCommand::parse(
-                cmd,
-                Duration::from_secs_f64(args.judge_timeout),
-            )?)
-        }
+        Some(cmd) => Some(JudgeCommand::parse(cmd, args.judge_timeout)?),
         None => None,
     };
     let (trajectories, source): (Vec<Trajectory>, String) = match (&args.input, &args.actor, &store)
@@ -130,10 +127,8 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     if to_stdout {
         std::io::stdout().write_all(&buf)?;
     } else {
-        let tmp = args.output.with_extension("jsonl.partial");
-        std::fs::write(&tmp, &buf).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &args.output)
-            .with_context(|| format!("writing {}", args.output.display()))?;
+        // Complete or not at all; a device or FIFO is written through.
+        understudy::output_file::write(&args.output, &buf)?;
     }
     if args.save {
         if let Some(store) = &store {

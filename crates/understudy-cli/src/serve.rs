@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use understudy::store::{Durability, Store};
+use understudy_serve::http::HttpOptions;
 use understudy_serve::{CommandSimulator, ServeConfig, Server, UserSimulator};
 
 /// The store's file name inside the data folder; the desktop app uses the
@@ -28,9 +29,27 @@ pub struct ServeArgs {
     /// address is printed as `listening on http://...`).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Allow --http on a non-loopback address. There is no authentication.
+    /// Allow --http on a non-loopback address (give it a --token too).
     #[arg(long)]
     allow_remote: bool,
+    /// HTTP: every request must carry `Authorization: Bearer TOKEN`. Prefer
+    /// the environment variable: command lines are visible to other users.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "UNDERSTUDY_TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// HTTP: also accept requests whose `Host` is NAME (a DNS name this
+    /// server is reached by); repeat for several. Other names are refused.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+    /// Seconds a shutdown (SIGINT/SIGTERM, or end of stdio input) may take:
+    /// requests in flight get until then to finish, then open episodes are
+    /// closed; a step still running then is abandoned.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = super::seconds::parse)]
+    shutdown_grace: Duration,
     /// A world folder to serve; repeat for several.
     #[arg(long = "world", value_name = "DIR")]
     worlds: Vec<PathBuf>,
@@ -51,16 +70,16 @@ pub struct ServeArgs {
     max_concurrent: u32,
     /// Seconds without a request after which an episode is closed (recorded
     /// as abandoned if it was still running).
-    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
-    idle_timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds::parse)]
+    idle_timeout: Duration,
     /// A command that plays the customer once a task's scripted replies run
     /// out: gets {world, task, instruction, facts, conversation, message} as
     /// JSON on stdin, prints {"reply": "..."}.
     #[arg(long, value_name = "CMD ARGS")]
     user_sim: Option<String>,
     /// Seconds the user simulator may take per reply.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    user_sim_timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = super::seconds::parse)]
+    user_sim_timeout: Duration,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -75,11 +94,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(addr) = args.http {
         if !addr.ip().is_loopback() && !args.allow_remote {
-            bail!("--http {addr} is not a loopback address; the agent API has no authentication. Use 127.0.0.1, or add --allow-remote");
+            bail!("--http {addr} is not a loopback address. Use 127.0.0.1, or add --allow-remote (with --token, so that only your clients can drive episodes)");
         }
     }
-    let idle = seconds("--idle-timeout", args.idle_timeout)?;
-    let sim_timeout = seconds("--user-sim-timeout", args.user_sim_timeout)?;
+    let idle = args.idle_timeout;
+    let sim_timeout = args.user_sim_timeout;
     let worlds = load_worlds(&args)?;
     let store_path = match &args.store {
         Some(p) => p.clone(),
@@ -109,15 +128,30 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     if let Some(addr) = args.http {
-        runtime.block_on(run_http(addr, server))?;
+        if args.token.is_none() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                "serving {addr} without --token: anyone who can reach it can drive episodes"
+            );
+        }
+        let options = HttpOptions {
+            token: args.token.clone(),
+            allowed_hosts: args.allow_hosts.clone(),
+            shutdown_grace: args.shutdown_grace,
+            ..HttpOptions::default()
+        };
+        runtime.block_on(run_http(addr, server, options))?;
     } else {
-        runtime.block_on(run_stdio(server))?;
+        runtime.block_on(run_stdio(server, args.shutdown_grace))?;
     }
     runtime.shutdown_timeout(Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
 }
 
-async fn run_http(addr: SocketAddr, server: Arc<Server>) -> anyhow::Result<()> {
+async fn run_http(
+    addr: SocketAddr,
+    server: Arc<Server>,
+    options: HttpOptions,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
@@ -127,7 +161,7 @@ async fn run_http(addr: SocketAddr, server: Arc<Server>) -> anyhow::Result<()> {
     writeln!(out, "listening on http://{local}")?;
     out.flush()?;
     let reaper = understudy_serve::spawn_reaper(Arc::clone(&server));
-    understudy_serve::http::serve(listener, server, shutdown_signal()).await?;
+    understudy_serve::http::serve_with(listener, server, options, shutdown_signal()).await?;
     reaper.abort();
     Ok(())
 }
@@ -135,7 +169,7 @@ async fn run_http(addr: SocketAddr, server: Arc<Server>) -> anyhow::Result<()> {
 /// The stdio loop runs on its own thread: it blocks on standard input and
 /// on the engine, and must not hold an async worker. The runtime keeps the
 /// idle reaper and the signal handler.
-async fn run_stdio(server: Arc<Server>) -> anyhow::Result<()> {
+async fn run_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()> {
     let reaper = understudy_serve::spawn_reaper(Arc::clone(&server));
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let s = Arc::clone(&server);
@@ -153,12 +187,10 @@ async fn run_stdio(server: Arc<Server>) -> anyhow::Result<()> {
         _ = shutdown_signal() => Ok(()),
     };
     reaper.abort();
-    let closed = tokio::task::spawn_blocking(move || server.close_all())
-        .await
-        .unwrap_or(0);
-    if closed > 0 {
-        tracing::info!(closed, "closed open episodes at end of input");
-    }
+    // On a signal the stdio thread may be inside a step that never ends:
+    // wait for it only so long (the thread ends with the process).
+    // Logs what it closed and what it had to leave.
+    let _ = tokio::task::spawn_blocking(move || server.close_all_within(grace)).await;
     // A closed stdout (the client went away) is a normal end, not an error.
     match result {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
@@ -186,13 +218,6 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
-    if !value.is_finite() || value <= 0.0 || value > 1e9 {
-        bail!("{flag} must be a positive number of seconds, not {value}");
-    }
-    Ok(Duration::from_secs_f64(value))
 }
 
 fn load_worlds(args: &ServeArgs) -> anyhow::Result<Vec<Arc<understudy::World>>> {

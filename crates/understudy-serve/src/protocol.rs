@@ -60,7 +60,18 @@ pub mod codes {
     /// No such HTTP route.
     pub const NOT_FOUND: &str = "not_found";
     pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    /// The body (or line) is larger than the limit.
     pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
+    /// HTTP: the body did not arrive in time.
+    pub const REQUEST_TIMEOUT: &str = "request_timeout";
+    /// HTTP: a POST whose `Content-Type` is not `application/json`.
+    pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
+    /// HTTP: `Origin` is present and not loopback (a web page).
+    pub const FORBIDDEN_ORIGIN: &str = "forbidden_origin";
+    /// HTTP: `Host` does not name this server (DNS rebinding).
+    pub const FORBIDDEN_HOST: &str = "forbidden_host";
+    /// HTTP: the server has a token and the request does not carry it.
+    pub const UNAUTHORIZED: &str = "unauthorized";
     pub const UNKNOWN_WORLD: &str = "unknown_world";
     pub const UNKNOWN_TASK: &str = "unknown_task";
     /// No open episode has that id (never existed, closed, or timed out).
@@ -264,6 +275,11 @@ pub enum Move {
     Submit { final_message: Option<String> },
 }
 
+/// The largest `action` accepted, as JSON bytes (tool arguments included):
+/// far beyond any real tool call, and small enough that one call cannot
+/// grow the server's memory much.
+pub const MAX_ACTION_BYTES: usize = 1 << 20;
+
 /// Parses the `action` field: `{"submit": true | {"final_message": text}}`,
 /// or any shape [`Action::from_json`] accepts. A call of the `submit`
 /// pseudo-tool comes back as an action; the caller knows whether the world
@@ -280,6 +296,12 @@ pub fn parse_move(fields: &Fields) -> Result<Move, ApiError> {
             format!("`action` is not a valid action: {e}"),
         )
     };
+    let size = json_size(value);
+    if size > MAX_ACTION_BYTES {
+        return Err(invalid(format!(
+            "it is {size} bytes of JSON; an action may be at most {MAX_ACTION_BYTES} bytes"
+        )));
+    }
     if let Some(submit) = value.as_object().and_then(|o| o.get("submit")) {
         return match submit {
             Value::Bool(true) => Ok(Move::Submit {
@@ -293,6 +315,25 @@ pub fn parse_move(fields: &Fields) -> Result<Move, ApiError> {
         };
     }
     Action::from_json(value).map(Move::Act).map_err(invalid)
+}
+
+/// How many bytes `value` takes as compact JSON, without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 /// The arguments of a submission: an optional `final_message`.
@@ -509,6 +550,21 @@ mod tests {
         let e = f.only(&["seed"]).unwrap_err();
         assert!(e.message.contains("`task_id`"), "{}", e.message);
         assert!(Fields::from_value(Op::Step, json!([1])).is_err());
+    }
+
+    #[test]
+    fn an_oversized_action_is_refused() {
+        let big = "x".repeat(MAX_ACTION_BYTES);
+        let f = Fields::from_value(
+            Op::Step,
+            json!({"action": {"tool": "t", "args": {"note": big}}}),
+        )
+        .unwrap();
+        let e = parse_move(&f).unwrap_err();
+        assert_eq!(e.code, codes::INVALID_ACTION);
+        assert!(e.message.contains("at most 1048576 bytes"), "{}", e.message);
+        let f = Fields::from_value(Op::Step, json!({"action": {"message": "hi"}})).unwrap();
+        assert!(parse_move(&f).is_ok());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! stdio and HTTP cannot behave differently.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -525,6 +525,35 @@ impl Server {
         all.len()
     }
 
+    /// [`Server::close_all`] for a shutdown that must end: a session whose
+    /// step is still running after `limit` is left as it is (its committed
+    /// steps are in the store; its status stays `in_progress`, as after a
+    /// crash). Returns how many were closed and how many were left.
+    pub fn close_all_within(&self, limit: Duration) -> (usize, usize) {
+        let deadline = Instant::now().checked_add(limit);
+        let (mut closed, mut stuck) = (0, 0);
+        for s in self.sessions.take_all() {
+            let guard = match deadline {
+                Some(d) => s.lock_until(d),
+                None => Some(s.lock()),
+            };
+            match guard {
+                Some(mut st) => {
+                    close_locked(&s, &mut st);
+                    closed += 1;
+                }
+                None => {
+                    tracing::warn!(episode = %s.key, "a step was still running at shutdown; the episode stays in_progress");
+                    stuck += 1;
+                }
+            }
+        }
+        if closed > 0 {
+            tracing::info!(closed, "closed open episodes");
+        }
+        (closed, stuck)
+    }
+
     fn world(&self, world_id: Option<&str>) -> Result<&Arc<World>, ApiError> {
         match world_id {
             Some(w) => self.worlds.get(w).ok_or_else(|| {
@@ -673,7 +702,11 @@ fn conversation(opening: &str, rec: &Recorder) -> Vec<Turn> {
 /// Marks a session closed; a running episode is recorded as abandoned with
 /// every step kept. Returns the stored status and the number of steps.
 fn close_session(session: &Session) -> (EpisodeStatus, usize, String) {
-    let mut st = session.lock();
+    close_locked(session, &mut session.lock())
+}
+
+/// [`close_session`] with the state already locked.
+fn close_locked(session: &Session, st: &mut SessionState) -> (EpisodeStatus, usize, String) {
     if !st.closed {
         st.closed = true;
         if st.rec().record().status.is_open() {

@@ -129,6 +129,26 @@ impl Session {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The state, waiting for it until `deadline` at most: `None` when a
+    /// request (a step that does not end) still holds it then.
+    pub fn lock_until(&self, deadline: Instant) -> Option<MutexGuard<'_, SessionState>> {
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match self.state.try_lock() {
+                Ok(guard) => return Some(guard),
+                Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return None;
+                    }
+                    std::thread::sleep(pause.min(deadline - now));
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+
     pub fn mark_done(&self) {
         self.done.store(true, Ordering::Release);
     }

@@ -4,6 +4,8 @@
 //!
 //! Helpers panic with a message on failure: they run only inside tests.
 
+pub mod fuzz;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -109,4 +111,27 @@ pub fn fixture_worlds() -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// Starts an agent episode (model `m`) of `task` in the mini world,
+/// recording into `store`, and steps `actions` (JSON action shapes). The
+/// caller submits, undoes or drops it.
+pub fn record_mini(
+    store: &Arc<understudy::store::Store>,
+    task: &str,
+    actions: &[serde_json::Value],
+) -> understudy::recorder::Recorder {
+    let mut rec = understudy::recorder::Recorder::start(
+        Arc::clone(store),
+        mini(),
+        task,
+        understudy::store::Actor::Agent { model: "m".into() },
+        0,
+    )
+    .expect("the episode starts");
+    for action in actions {
+        let action = understudy::Action::from_json(action).expect("a valid action");
+        rec.step(action, None).expect("the step is recorded");
+    }
+    rec
 }

@@ -179,9 +179,14 @@ class StdioClient:
 
 class HttpClient:
     """Talks to a running `understudy serve --http` (one keep-alive
-    connection, re-opened if the server dropped it)."""
+    connection, re-opened if the server dropped it). ``token`` is the
+    server's bearer token (`serve --token`); it defaults to
+    $UNDERSTUDY_TOKEN, the variable the server reads too."""
 
-    def __init__(self, url: str, timeout: float = 60.0):
+    def __init__(self, url: str, timeout: float = 60.0, token: str | None = None):
+        if token is None:
+            token = os.environ.get("UNDERSTUDY_TOKEN") or None
+        self._token = token
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError(f"expected an http:// URL, got {url!r}")
@@ -200,6 +205,8 @@ class HttpClient:
                 self._conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
             try:
                 headers = {"Content-Type": "application/json"} if body is not None else {}
+                if self._token:
+                    headers["Authorization"] = f"Bearer {self._token}"
                 self._conn.request(method, self._prefix + path, body=body, headers=headers)
                 resp = self._conn.getresponse()
                 return resp.status, resp.read()

@@ -68,6 +68,8 @@ class UnderstudyEnv(gym.Env[str, str]):
         world: the world id (needed only when a URL server serves several
             worlds sharing the task id).
         url: an `understudy serve --http` server to use instead of starting one.
+        token: that server's bearer token (`serve --token`; default
+            $UNDERSTUDY_TOKEN).
         binary: the `understudy` executable (default: $UNDERSTUDY_BIN or PATH).
         store: the trajectory store file for a server started here
             (default: the server's, in the user data folder).
@@ -90,6 +92,7 @@ class UnderstudyEnv(gym.Env[str, str]):
         world: str | None = None,
         *,
         url: str | None = None,
+        token: str | None = None,
         binary: str | os.PathLike[str] | None = None,
         store: str | os.PathLike[str] | None = None,
         model: str = "unknown",
@@ -107,7 +110,7 @@ class UnderstudyEnv(gym.Env[str, str]):
         self.observation_space = UnicodeText(OBSERVATION_MAX)
         self.action_space = UnicodeText(ACTION_MAX)
         if url is not None:
-            self._client: StdioClient | HttpClient = HttpClient(url)
+            self._client: StdioClient | HttpClient = HttpClient(url, token=token)
         else:
             if world_dir is None:
                 raise ValueError("give world_dir (the world folder) to start a server, or url to use a running one")

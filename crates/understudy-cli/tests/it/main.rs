@@ -4,7 +4,10 @@
 
 mod crash;
 mod export;
+mod output_files;
+mod read_only_store;
 mod replay_stored;
 mod rubric_batch;
 mod serve_cli;
+mod time_limits;
 mod time_zones;

@@ -46,32 +46,55 @@ fn wait_exit(child: &mut Child) -> ExitStatus {
     }
 }
 
-fn only_episode(store: &Path) -> (String, EpisodeStatus, usize) {
+/// The store's episodes: (id, status, steps), oldest first.
+fn stored(store: &Path) -> Vec<(String, EpisodeStatus, usize)> {
     let store = Store::open(store).expect("store");
-    let episodes = store.episodes(&EpisodeFilter::default()).expect("episodes");
+    store
+        .episodes(&EpisodeFilter::default())
+        .expect("episodes")
+        .iter()
+        .map(|e| {
+            (
+                e.id.clone(),
+                e.status,
+                store.steps(&e.id).expect("steps").len(),
+            )
+        })
+        .collect()
+}
+
+fn only_episode(store: &Path) -> (String, EpisodeStatus, usize) {
+    let mut episodes = stored(store);
     assert_eq!(episodes.len(), 1);
-    let e = &episodes[0];
-    (
-        e.id.clone(),
-        e.status,
-        store.steps(&e.id).expect("steps").len(),
-    )
+    episodes.remove(0)
+}
+
+/// `understudy serve ARGS --world mini --store STORE`, its output piped.
+fn serve_mini(store: &Path, args: &[&str]) -> Command {
+    let mut command = understudy();
+    command
+        .arg("serve")
+        .args(args)
+        .arg("--world")
+        .arg(repo().join("tests/worlds/mini"))
+        .arg("--store")
+        .arg(store)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    command
+}
+
+/// [`stored`] without the ids.
+fn statuses(store: &Path) -> Vec<(EpisodeStatus, usize)> {
+    stored(store).into_iter().map(|(_, s, n)| (s, n)).collect()
 }
 
 #[test]
 fn stdio_end_of_input_abandons_the_open_episode_with_its_steps() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite");
-    let mut child = understudy()
-        .args(["serve", "--stdio", "--world"])
-        .arg(repo().join("tests/worlds/mini"))
-        .arg("--store")
-        .arg(&store)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = serve_mini(&store, &["--stdio"]).spawn().expect("spawn");
     let rx = lines(child.stdout.take().unwrap());
     let mut stdin = child.stdin.take().unwrap();
     let mut ask = |request: Value| -> Value {
@@ -195,4 +218,156 @@ fn bad_flags_are_refused_with_a_reason() {
         assert!(!out.status.success(), "{args:?} should fail");
         assert!(stderr.contains(mentions), "{args:?}: {stderr}");
     }
+}
+
+/// A user simulator that never answers in time holds a step open for as
+/// long as `--user-sim-timeout` allows: a step that hangs.
+const HANGING_SIM: &str = "sleep 20";
+
+fn wait_exit_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn sigterm(child: &Child) {
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+}
+
+#[test]
+fn sigterm_stops_http_within_the_grace_even_when_a_step_hangs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    let mut child = serve_mini(
+        &store,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--user-sim",
+            HANGING_SIM,
+            "--user-sim-timeout",
+            "120",
+            "--shutdown-grace",
+            "1",
+        ],
+    )
+    .spawn()
+    .expect("spawn");
+    let rx = lines(child.stdout.take().unwrap());
+    let base = rx
+        .recv_timeout(WAIT)
+        .expect("the listening line")
+        .strip_prefix("listening on ")
+        .expect("`listening on URL`")
+        .to_string();
+    let client = reqwest::blocking::Client::builder()
+        .timeout(WAIT)
+        .build()
+        .unwrap();
+    let reset = |task: &str| -> String {
+        let out: Value = client
+            .post(format!("{base}/reset"))
+            .json(&json!({"task_id": task}))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        out["episode_id"].as_str().expect("id").to_string()
+    };
+    // `frozen` has no scripted replies: a message waits on the simulator.
+    let hung = reset("frozen");
+    let step = client
+        .post(format!("{base}/step"))
+        .json(&json!({"episode_id": hung, "action": {"tool": "get_account", "args": {"account_id": "A-3"}}}))
+        .send()
+        .unwrap();
+    assert_eq!(step.status().as_u16(), 200);
+    let idle = reset("pay-back");
+    let (hung_base, hung_id) = (base.clone(), hung.clone());
+    std::thread::spawn(move || {
+        let _ = reqwest::blocking::Client::new()
+            .post(format!("{hung_base}/step"))
+            .json(&json!({"episode_id": hung_id, "action": {"message": "Hello?"}}))
+            .send();
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    sigterm(&child);
+    let status = wait_exit_within(&mut child, Duration::from_secs(10))
+        .expect("serve did not stop on SIGTERM while a step hung");
+    assert!(status.success(), "{status}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let _ = idle;
+    // The hung episode keeps its committed step (its status stays
+    // in_progress, as after a crash); the idle one is abandoned.
+    assert_eq!(
+        statuses(&store),
+        vec![
+            (EpisodeStatus::InProgress, 1),
+            (EpisodeStatus::Abandoned, 0)
+        ]
+    );
+}
+
+#[test]
+fn sigterm_stops_stdio_within_the_grace_even_when_a_step_hangs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    let mut child = serve_mini(
+        &store,
+        &[
+            "--stdio",
+            "--user-sim",
+            HANGING_SIM,
+            "--user-sim-timeout",
+            "120",
+            "--shutdown-grace",
+            "1",
+        ],
+    )
+    .spawn()
+    .expect("spawn");
+    let mut input = child.stdin.take().unwrap();
+    let rx = lines(child.stdout.take().unwrap());
+    let mut call = |request: Value| -> Value {
+        writeln!(input, "{request}").unwrap();
+        input.flush().unwrap();
+        serde_json::from_str(&rx.recv_timeout(WAIT).expect("a response line")).expect("JSON")
+    };
+    let reset = call(json!({"op": "reset", "task_id": "frozen"}));
+    let id = reset["result"]["episode_id"].as_str().unwrap().to_string();
+    let step = call(
+        json!({"op": "step", "episode_id": id, "action": {"tool": "get_account", "args": {"account_id": "A-3"}}}),
+    );
+    assert!(step.get("result").is_some(), "{step}");
+    writeln!(
+        input,
+        "{}",
+        json!({"op": "step", "episode_id": id, "action": {"message": "Hello?"}})
+    )
+    .unwrap();
+    input.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    sigterm(&child);
+    let status = wait_exit_within(&mut child, Duration::from_secs(10))
+        .expect("serve --stdio did not stop on SIGTERM while a step hung");
+    assert!(status.success(), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(statuses(&store), vec![(EpisodeStatus::InProgress, 1)]);
 }

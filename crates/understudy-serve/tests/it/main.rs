@@ -2,6 +2,8 @@
 //! on loopback over a real SQLite store (`support`), the protocol and
 //! recording (`serve`), and concurrent episodes (`load`).
 
+mod fuzz;
+mod hostile;
 mod load;
 mod serve;
 mod support;

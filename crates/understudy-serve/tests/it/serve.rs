@@ -337,6 +337,7 @@ fn bad_requests_get_a_code_and_a_message_and_the_server_keeps_serving() {
     let huge = format!("{{\"task_id\": \"{}\"}}", "x".repeat(5 << 20));
     let resp = reqwest::blocking::Client::new()
         .post(format!("{}/reset", h.base))
+        .header("content-type", "application/json")
         .body(huge)
         .send()
         .unwrap();

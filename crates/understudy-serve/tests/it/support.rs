@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 use understudy::store::Store;
 use understudy::{Action, Episode, World};
+use understudy_serve::http::HttpOptions;
 use understudy_serve::{ServeConfig, Server, UserSimulator};
 
 pub use understudy_testkit::{copy_dir, mini, repo};
@@ -35,6 +36,15 @@ impl Harness {
         config: ServeConfig,
         sim: Option<Box<dyn UserSimulator>>,
     ) -> Harness {
+        Harness::with_options(worlds, config, sim, HttpOptions::default())
+    }
+
+    pub fn with_options(
+        worlds: Vec<Arc<World>>,
+        config: ServeConfig,
+        sim: Option<Box<dyn UserSimulator>>,
+        options: HttpOptions,
+    ) -> Harness {
         let dir = tempfile::tempdir().expect("tempdir");
         let store_path = dir.path().join("store.sqlite");
         let store =
@@ -61,7 +71,7 @@ impl Harness {
                     .send(listener.local_addr().expect("addr"))
                     .expect("send addr");
                 let reaper = understudy_serve::spawn_reaper(Arc::clone(&s));
-                understudy_serve::http::serve(listener, s, async {
+                understudy_serve::http::serve_with(listener, s, options, async {
                     let _ = stop_rx.await;
                 })
                 .await
@@ -124,6 +134,11 @@ impl Harness {
             "/step",
             &serde_json::json!({"episode_id": episode_id, "action": action}),
         )
+    }
+
+    /// The bound address, `127.0.0.1:PORT`.
+    pub fn addr(&self) -> &str {
+        self.base.trim_start_matches("http://")
     }
 
     pub fn store(&self) -> &Arc<Store> {

@@ -1,0 +1,265 @@
+//! HTTP in OpenEnv's shape (axum on tokio): `POST /reset`, `POST /step`,
+//! `POST /close`, `GET /state?episode_id=`, `GET /schema`, `GET /tasks`,
+//! `GET /health`. Errors are `{"error": {"code", "message", "status"}}` with
+//! the matching HTTP status, for every route, including unknown ones.
+//!
+//! Engine work runs on tokio's blocking pool: a step waits on an fsync, and
+//! the async workers must keep accepting and answering meanwhile.
+//!
+//! **Hostile clients.** Every request first passes [`Guard`] (Host,
+//! Origin, Content-Type, optional bearer token: what stops web pages and
+//! DNS rebinding); headers must arrive within
+//! [`HttpOptions::header_timeout`] and a body within
+//! [`HttpOptions::body_timeout`], whole, and at most [`MAX_BODY`] bytes;
+//! open connections are capped; and shutdown waits for requests in flight
+//! only [`HttpOptions::shutdown_grace`]. The threat model is in
+//! `docs/agent-api.md`.
+
+mod guard;
+mod listen;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::{json, Value};
+
+pub use guard::Guard;
+
+use super::protocol::{codes, ApiError, Fields, Op};
+use super::service::{Reply, Server};
+
+/// Request bodies larger than this are refused with 413.
+pub const MAX_BODY: usize = 4 << 20;
+
+/// How the HTTP transport is bounded and who may use it.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Every request must carry `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Host names accepted in `Host` besides the bound address.
+    pub allowed_hosts: Vec<String>,
+    /// A request's whole header must arrive within this (default 10 s).
+    pub header_timeout: Duration,
+    /// A request's whole body must arrive within this (default 30 s).
+    pub body_timeout: Duration,
+    /// Open connections at most (default 1024); more wait to be accepted.
+    pub max_connections: usize,
+    /// Shutdown takes about this long at most (default 10 s): requests in
+    /// flight get until then to finish, then open episodes are closed.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            token: None,
+            allowed_hosts: Vec::new(),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What the handlers share.
+#[derive(Clone)]
+struct App {
+    server: Arc<Server>,
+    body_timeout: Duration,
+}
+
+/// The routes behind `guard`, for tests and embedding.
+pub fn router(server: Arc<Server>, guard: Guard, body_timeout: Duration) -> Router {
+    let guard = Arc::new(guard);
+    Router::new()
+        .route("/reset", post(|s, b| post_op(Op::Reset, s, b)))
+        .route("/step", post(|s, b| post_op(Op::Step, s, b)))
+        .route("/close", post(|s, b| post_op(Op::Close, s, b)))
+        .route("/state", get(|s, q| get_op(Op::State, s, q)))
+        .route("/schema", get(|s, q| get_op(Op::Schema, s, q)))
+        .route("/tasks", get(|s, q| get_op(Op::Tasks, s, q)))
+        .route("/health", get(|s, q| get_op(Op::Health, s, q)))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(App {
+            server,
+            body_timeout,
+        })
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| {
+                let guard = Arc::clone(&guard);
+                async move {
+                    let (parts, body) = req.into_parts();
+                    match guard.check(&parts) {
+                        Ok(()) => next.run(Request::from_parts(parts, body)).await,
+                        Err(e) => error_response(&e),
+                    }
+                }
+            },
+        ))
+}
+
+/// [`serve_with`] with the default options.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    server: Arc<Server>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with(listener, server, HttpOptions::default(), shutdown).await
+}
+
+/// Serves until `shutdown` completes; then requests in flight get until
+/// `shutdown_grace` has passed to finish, and every open session is closed (running
+/// episodes recorded as abandoned, every committed step kept). An episode
+/// whose step is still running after that is left as a crash would leave
+/// it: its committed steps kept, its status `in_progress`.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    server: Arc<Server>,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let bound: SocketAddr = listener.local_addr()?;
+    let guard = Guard::new(bound, options.token.clone(), &options.allowed_hosts);
+    let app = router(Arc::clone(&server), guard, options.body_timeout);
+    let limits = listen::Limits {
+        header_timeout: options.header_timeout,
+        max_connections: options.max_connections,
+        shutdown_grace: options.shutdown_grace,
+    };
+    let deadline = listen::serve(listener, app, limits, shutdown).await;
+    // What is left of the grace; sessions nobody holds close at once even
+    // when nothing is left.
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    // Logs what it closed and what it had to leave.
+    let _ = tokio::task::spawn_blocking(move || server.close_all_within(left)).await;
+    Ok(())
+}
+
+/// The whole body, within the time limit and the size limit.
+async fn read_body(body: Body, limit: Duration) -> Result<Bytes, ApiError> {
+    match tokio::time::timeout(limit, Limited::new(body, MAX_BODY).collect()).await {
+        Err(_) => Err(ApiError::new(
+            408,
+            codes::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {:.1}s",
+                limit.as_secs_f64()
+            ),
+        )),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::new(
+            413,
+            codes::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than {MAX_BODY} bytes"),
+        )),
+        Ok(Err(e)) => Err(ApiError::invalid_request(format!(
+            "cannot read the request body: {e}"
+        ))),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+async fn post_op(op: Op, State(app): State<App>, request: Request) -> Response {
+    let body = match read_body(request.into_body(), app.body_timeout).await {
+        Ok(b) => b,
+        Err(e) => return error_response(&e),
+    };
+    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                return error_response(&ApiError::invalid_json(format!(
+                    "the request body is not valid JSON: {e}"
+                )))
+            }
+        }
+    };
+    let fields = match Fields::from_value(op, value) {
+        Ok(f) => f,
+        Err(e) => return error_response(&e),
+    };
+    run_blocking(app.server, op, fields).await
+}
+
+async fn get_op(
+    op: Op,
+    State(app): State<App>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    let pairs = match query {
+        Ok(Query(p)) => p,
+        Err(e) => {
+            return error_response(&ApiError::invalid_request(format!(
+                "cannot read the query string: {e}"
+            )))
+        }
+    };
+    let fields = Fields::from_query(op, pairs);
+    let server = app.server;
+    match op {
+        // Touches a session's lock, which a step may hold through an fsync.
+        Op::State => run_blocking(server, op, fields).await,
+        _ => reply_response(server.handle(op, fields)),
+    }
+}
+
+async fn run_blocking(server: Arc<Server>, op: Op, fields: Fields) -> Response {
+    let joined = tokio::task::spawn_blocking(move || server.handle(op, fields)).await;
+    match joined {
+        Ok(result) => reply_response(result),
+        Err(e) => error_response(&ApiError::new(
+            500,
+            codes::INTERNAL,
+            format!("the request failed inside the server: {e}"),
+        )),
+    }
+}
+
+fn reply_response(result: Result<Reply, ApiError>) -> Response {
+    match result {
+        Ok(reply) => (StatusCode::OK, Json(reply)).into_response(),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn error_response(e: &ApiError) -> Response {
+    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(json!({ "error": e.to_json() }))).into_response()
+}
+
+async fn not_found(uri: axum::http::Uri) -> Response {
+    error_response(&ApiError::new(
+        404,
+        codes::NOT_FOUND,
+        format!(
+            "no route {}; the routes are POST /reset, POST /step, POST /close, GET /state, GET /schema, GET /tasks, GET /health",
+            uri.path()
+        ),
+    ))
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    let expected = match uri.path() {
+        "/reset" | "/step" | "/close" => "POST",
+        _ => "GET",
+    };
+    error_response(&ApiError::new(
+        405,
+        codes::METHOD_NOT_ALLOWED,
+        format!("{method} is not allowed on {}; use {expected}", uri.path()),
+    ))
+}
