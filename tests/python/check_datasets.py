@@ -32,6 +32,7 @@ TRL_COLUMNS = [
     "actor",
     "status",
     "reward",
+    "pass",
 ]
 
 
@@ -104,6 +105,7 @@ def main():
     calls = sum(check_conversation(row, f"folder row {i}") for i, row in enumerate(train))
     check(calls > 0, "the folder has tool calls")
     check(all(r is None for r in train["reward"]), "rewards are null until episodes are scored")
+    check(all(p is None for p in train["pass"]), "pass is null until episodes are scored")
     check(set(train["world_id"]) == {w["id"] for w in info["worlds"]}, "world ids agree with meta/info.json")
     check(all(a["kind"] in ("expert", "agent") for a in train["actor"]), "actor.kind")
     print(f"check_datasets: folder ok: {train.num_rows} rows, {len(info['files'])} files, {calls} tool calls")
