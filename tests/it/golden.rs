@@ -1,5 +1,5 @@
-//! Golden outputs: every task solution of the mini, support-desk and
-//! τ-airline worlds, run from reset, with each step's observation and the
+//! Golden outputs: every task solution of the mini, support-desk,
+//! contract-review, underwriting, month-end-close and τ-airline worlds, run from reset, with each step's observation and the
 //! final state diff, compared with the snapshot files in
 //! `tests/it/snapshots/` (insta). A change in what an agent or an expert
 //! would see fails here with a readable diff; accept a deliberate change
@@ -55,4 +55,19 @@ fn support_desk_solutions_match_their_snapshots() {
 #[test]
 fn tau_airline_solutions_match_their_snapshots() {
     check_world(common::world("tau-airline"));
+}
+
+#[test]
+fn contract_review_solutions_match_their_snapshots() {
+    check_world(common::world("contract-review"));
+}
+
+#[test]
+fn underwriting_solutions_match_their_snapshots() {
+    check_world(common::world("underwriting"));
+}
+
+#[test]
+fn month_end_close_solutions_match_their_snapshots() {
+    check_world(common::world("month-end-close"));
 }

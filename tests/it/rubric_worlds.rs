@@ -53,7 +53,14 @@ fn assert_lint_passes(world: &Arc<World>, tasks: &[String]) {
 
 #[test]
 fn every_task_of_every_bundled_world_has_a_rubric() {
-    for name in ["support-desk", "tau-retail", "tau-airline"] {
+    for name in [
+        "support-desk",
+        "contract-review",
+        "underwriting",
+        "month-end-close",
+        "tau-retail",
+        "tau-airline",
+    ] {
         let w = world(name);
         let rubrics = RubricSet::load(&w).expect("rubrics load");
         let missing: Vec<&String> = w
@@ -70,6 +77,18 @@ fn support_desk_rubrics_pass_lint() {
     let w = world("support-desk");
     let tasks: Vec<String> = w.tasks.keys().cloned().collect();
     assert_lint_passes(&w, &tasks);
+}
+
+/// The seed's simulated jobs (law firm, insurer, finance team): gold 1,
+/// doing nothing 0, every mutant and cheat class caught.
+#[test]
+fn seed_job_rubrics_pass_lint() {
+    for name in ["contract-review", "underwriting", "month-end-close"] {
+        let w = world(name);
+        let tasks: Vec<String> = w.tasks.keys().cloned().collect();
+        assert!(tasks.len() >= 8, "{name}: {} tasks", tasks.len());
+        assert_lint_passes(&w, &tasks);
+    }
 }
 
 #[test]
