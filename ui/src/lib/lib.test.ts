@@ -3,6 +3,7 @@ import { issueRefund, lookupCustomer } from "../test/fixtures";
 import type { ObservationErrorCode } from "../bindings/ObservationErrorCode";
 import { plainProblem, plainStepError } from "./errors";
 import { argsSummary, duration, looksLikeJson } from "./format";
+import { worldProgress } from "./progress";
 import { prepareToolForm } from "./schema";
 import { problems } from "./validator";
 
@@ -93,5 +94,26 @@ describe("formatting", () => {
     expect(argsSummary({ invoice_id: "INV-1", amount: 79, note: "" })).toBe("Invoice id: INV-1 · Amount: 79");
     expect(looksLikeJson('{"a": 1}')).toBe(true);
     expect(looksLikeJson("Refund RF-1 issued")).toBe(false);
+  });
+});
+
+describe("worldProgress", () => {
+  const t = (id: string, submitted: number) => ({
+    id,
+    title: id,
+    difficulty: null,
+    summary: "",
+    progress: { submitted, open_episode: null },
+  });
+  const world = { id: "w", name: "W", version: "1", description: "", tasks: [t("a", 1), t("b", 0), t("c", 1), t("d", 0)] };
+
+  it("counts done tasks and picks the next undone one after the current, wrapping", () => {
+    expect(worldProgress(world, "c")).toEqual({ done: 2, total: 4, next: world.tasks[3] });
+    expect(worldProgress(world, "d").next).toBe(world.tasks[1]);
+  });
+
+  it("has no next task when everything else is done", () => {
+    const all = { ...world, tasks: [t("a", 1), t("b", 2)] };
+    expect(worldProgress(all, "a")).toEqual({ done: 2, total: 2, next: null });
   });
 });
