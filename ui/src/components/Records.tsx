@@ -134,7 +134,7 @@ function VirtualTable({
               key={c}
               className="vtable-filter"
               aria-label={`Filter ${humanize(c)} (exact match, Enter to apply)`}
-              placeholder="="
+              placeholder="equals…"
               value={filters[c] ?? ""}
               disabled={disabled}
               onChange={(e) => setFilters({ ...filters, [c]: e.target.value })}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { issueRefund, lookupCustomer } from "../test/fixtures";
 import type { ObservationErrorCode } from "../bindings/ObservationErrorCode";
 import { plainProblem, plainStepError } from "./errors";
-import { argsSummary, duration, looksLikeJson } from "./format";
+import { argsSummary, duration, listingSummary, looksLikeJson } from "./format";
 import { worldProgress } from "./progress";
 import { prepareToolForm } from "./schema";
 import { problems } from "./validator";
@@ -115,5 +115,17 @@ describe("worldProgress", () => {
   it("has no next task when everything else is done", () => {
     const all = { ...world, tasks: [t("a", 1), t("b", 2)] };
     expect(worldProgress(all, "a")).toEqual({ done: 2, total: 2, next: null });
+  });
+});
+
+describe("listingSummary", () => {
+  it("reads a record-list look-up as a sentence, not JSON", () => {
+    expect(listingSummary({ filter: { customer_id: "C-1012" }, sort: "due_date", descending: true, limit: 50 })).toBe(
+      "Customer id equals C-1012 · sorted by due date, last first",
+    );
+    expect(listingSummary({ search: " Harborlight ", sort: "amount", descending: false, offset: 50 })).toBe(
+      "containing “Harborlight” · sorted by amount · from row 51",
+    );
+    expect(listingSummary({ limit: 50, descending: false })).toBe("");
   });
 });
