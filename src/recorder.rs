@@ -28,7 +28,7 @@ use std::time::Instant;
 use crate::action::Action;
 use crate::episode::{Changes, Episode, StepOutcome};
 use crate::error::{Error, Result};
-use crate::store::{self, Actor, EpisodeRecord, EpisodeStatus, StepRecord, Store};
+use crate::store::{self, Actor, EpisodeRecord, EpisodeStatus, EventKind, StepRecord, Store};
 use crate::trajectory::Trajectory;
 use crate::world::World;
 
@@ -252,9 +252,57 @@ impl Recorder {
             rationale.as_deref(),
             flag.as_deref(),
         )?;
-        step.rationale = rationale.filter(|r| !r.trim().is_empty());
-        step.flag = flag.filter(|f| !f.trim().is_empty());
+        let rationale = rationale.filter(|r| !r.trim().is_empty());
+        let flag = flag.filter(|f| !f.trim().is_empty());
+        if step.rationale != rationale || step.flag != flag {
+            // The edit is an event with the text before and after: a why
+            // rewritten later is not the why given at the time.
+            let detail = serde_json::json!({
+                "step": idx,
+                "before": {"rationale": step.rationale, "flag": step.flag},
+                "after": {"rationale": rationale, "flag": flag},
+            });
+            step.rationale = rationale;
+            step.flag = flag;
+            self.store.add_event(
+                &self.trajectory.record.id,
+                EventKind::Annotated,
+                &detail,
+                self.clock.now_ms(),
+            )?;
+        }
         Ok(())
+    }
+
+    /// Records which client opened the episode (e.g. `understudy-app
+    /// 0.3.1`), with the engine's version, so every episode says what
+    /// recorded it. Call on start and on every reopen.
+    pub fn opened_by(&mut self, client: &str) -> Result<()> {
+        let detail = serde_json::json!({
+            "client": client,
+            "engine": env!("CARGO_PKG_VERSION"),
+        });
+        self.event(EventKind::Opened, detail)
+    }
+
+    /// Saves the active time so far without a step: a crash then loses at
+    /// most the time since the last checkpoint.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        self.require_open()?;
+        let active = self.clock.now_ms();
+        self.store
+            .save_active_time(&self.trajectory.record.id, active)?;
+        self.trajectory.record.active_ms = active;
+        Ok(())
+    }
+
+    fn event(&self, kind: EventKind, detail: serde_json::Value) -> Result<()> {
+        self.store.add_event(
+            &self.trajectory.record.id,
+            kind,
+            &detail,
+            self.clock.now_ms(),
+        )
     }
 
     /// Undoes the last kept step: it is marked retracted (never deleted) and
@@ -275,6 +323,7 @@ impl Recorder {
             &self.trajectory.steps,
             false,
         )?;
+        self.event(EventKind::Undone, serde_json::json!({"step": last}))?;
         Ok(Some(last))
     }
 
@@ -283,14 +332,16 @@ impl Recorder {
     pub fn pause(&mut self) -> Result<()> {
         self.require_open()?;
         self.clock.stop();
-        self.set_status(EpisodeStatus::Paused, None)
+        self.set_status(EpisodeStatus::Paused, None)?;
+        self.event(EventKind::Paused, serde_json::json!({}))
     }
 
     /// Restarts the active clock and marks the episode in progress.
     pub fn resume(&mut self) -> Result<()> {
         self.require_open()?;
         self.clock.start();
-        self.set_status(EpisodeStatus::InProgress, None)
+        self.set_status(EpisodeStatus::InProgress, None)?;
+        self.event(EventKind::Resumed, serde_json::json!({}))
     }
 
     /// Submits the episode. The final message defaults to the last message

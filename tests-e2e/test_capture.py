@@ -7,10 +7,12 @@ import statistics
 from pathlib import Path
 
 from conftest import ARTIFACTS
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 TASK = "duplicate-charge"
 REFUND_REASON = "Duplicate charge: March invoice was charged twice on March 1 (payment retry)"
+LAST_WHY = "Claire asked for the rest back, so I told her the refunded total."
 RATIONALE = "The invoice shows two payments of $79.00 for one $79.00 invoice, so one is a duplicate."
 MESSAGE = (
     "Hi Dana, you're right: your March invoice (INV-24073) was charged twice. "
@@ -113,6 +115,10 @@ def test_expert_performs_a_support_task_and_the_exact_trajectory_is_stored(launc
     app.shot("07-review")
     app.clickable("[data-testid=confirm-submit]").click()
     app.css("[data-testid=submitted]")
+    # Progress in the world and the next task, so the expert goes on without the list.
+    app.wait_text("[data-testid=world-progress]", "tasks done in")
+    assert app.text_of("[data-testid=world-progress]").startswith("1 of ")
+    app.css("[data-testid=next-task]")
     app.shot("08-submitted")
 
     runs = app.js("return (window.__understudyPerf || {runs: []}).runs")
@@ -205,8 +211,17 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     app.run(4)
     app.wait_text("[data-testid=step-result]", "of $100.00 issued on INV-24048")
     app.send_message("Hi Claire, I've refunded the remaining $100.00, so you have the full $150.00 back.", 5)
-    app.clickable("[data-testid=submit]").click()
-    app.clickable("[data-testid=confirm-submit]").click()
+
+    # Keyboard only from here: Ctrl+J opens the last step's why, Ctrl+S the
+    # review (focus on Submit, not Close), Ctrl+Enter submits.
+    app.keys(Keys.CONTROL, "j")
+    app.wait(5).until(lambda d: d.execute_script("return document.activeElement.dataset.testid") == "rationale")
+    ActionChains(app.driver).send_keys(LAST_WHY).perform()
+    app.keys(Keys.CONTROL, "s")
+    app.wait_text("[data-testid=timeline-entry]:last-child", "Saved")
+    app.css("[data-testid=review]")
+    app.wait(5).until(lambda d: d.execute_script("return document.activeElement.dataset.testid") == "confirm-submit")
+    app.keys(Keys.CONTROL, Keys.ENTER)
     app.css("[data-testid=submitted]")
 
     conn = store(data_dir)
@@ -221,3 +236,4 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
         ("message", True, False),
     ]
     assert got[2]["action"]["args"] == {"customer_id": "C-1035"}
+    assert got[4]["rationale"] == LAST_WHY

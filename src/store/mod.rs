@@ -12,6 +12,8 @@
 //! cannot be written (read-only file or mount) can still be opened for
 //! reading. See [`open`](self::open) for how racing processes are handled.
 
+mod drafts;
+mod events;
 mod open;
 mod records;
 mod schema;
@@ -24,6 +26,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use drafts::{Draft, MAX_DRAFT_BYTES};
+pub use events::{EpisodeEvent, EventKind};
 pub use records::*;
 pub use scores::{JudgmentRecord, ScoreRecord, StoredScore};
 

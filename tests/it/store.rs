@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use understudy::recorder::Recorder;
-use understudy::store::{Actor, Decision, EpisodeFilter, EpisodeStatus, ExpertInput, Store};
+use understudy::store::{
+    Actor, Decision, EpisodeFilter, EpisodeStatus, EventKind, ExpertInput, Store,
+};
 use understudy::{Action, Error};
 
 fn store() -> (tempfile::TempDir, Arc<Store>) {
@@ -301,4 +303,121 @@ fn import_is_all_or_nothing() {
         }])
         .unwrap();
     assert_eq!(store.steps(&fresh.id).unwrap().len(), 1);
+}
+
+#[test]
+fn pauses_undos_why_edits_and_the_opening_client_are_events_in_order() {
+    let (_d, store) = store();
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    rec.opened_by("understudy-app 9.9.9").unwrap();
+    rec.step(Action::message("first"), Some("why one".into()))
+        .unwrap();
+    rec.annotate(0, Some("why two".into()), None).unwrap();
+    // Saving the same text again is not an edit.
+    rec.annotate(0, Some("why two".into()), None).unwrap();
+    rec.pause().unwrap();
+    rec.resume().unwrap();
+    rec.undo().unwrap();
+    let id = rec.record().id.clone();
+    let events = store.events(&id).unwrap();
+    let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            EventKind::Opened,
+            EventKind::Annotated,
+            EventKind::Paused,
+            EventKind::Resumed,
+            EventKind::Undone
+        ]
+    );
+    assert_eq!(events[0].detail["client"], "understudy-app 9.9.9");
+    assert_eq!(events[0].detail["engine"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        events[1].detail,
+        json!({"step": 0, "before": {"rationale": "why one", "flag": null}, "after": {"rationale": "why two", "flag": null}})
+    );
+    assert_eq!(events[4].detail, json!({"step": 0}));
+    // The step keeps the latest why; the first one survives in the event.
+    assert_eq!(
+        store.steps(&id).unwrap()[0].rationale.as_deref(),
+        Some("why two")
+    );
+}
+
+#[test]
+fn drafts_survive_reopening_the_store_and_empty_text_clears_them() {
+    let (dir, store) = store();
+    let rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    let id = rec.record().id.clone();
+    store
+        .save_draft(&id, "message", "Hi Dana, I'm looking")
+        .unwrap();
+    store
+        .save_draft(&id, "message", "Hi Dana, I'm looking into it")
+        .unwrap();
+    store
+        .save_draft(&id, "tool:transfer", r#"{"amount":25}"#)
+        .unwrap();
+    drop(rec);
+    drop(store);
+    let store = Store::open(dir.path().join("store.sqlite")).unwrap();
+    let drafts = store.drafts(&id).unwrap();
+    let got: Vec<(&str, &str)> = drafts
+        .iter()
+        .map(|d| (d.slot.as_str(), d.text.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("message", "Hi Dana, I'm looking into it"),
+            ("tool:transfer", r#"{"amount":25}"#)
+        ]
+    );
+    store.save_draft(&id, "message", "").unwrap();
+    assert_eq!(store.drafts(&id).unwrap().len(), 1);
+}
+
+#[test]
+fn a_draft_for_no_episode_an_empty_slot_or_too_much_text_is_refused() {
+    let (_d, store) = store();
+    let rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    let id = rec.record().id.clone();
+    assert!(matches!(
+        store.save_draft("no-such-episode", "message", "x"),
+        Err(Error::NotFound(_))
+    ));
+    let err = store.save_draft(&id, " ", "x").unwrap_err().to_string();
+    assert!(err.contains("slot"), "{err}");
+    let big = "x".repeat(understudy::store::MAX_DRAFT_BYTES + 1);
+    let err = store
+        .save_draft(&id, "message", &big)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at most"), "{err}");
+    assert!(store.drafts(&id).unwrap().is_empty(), "nothing half-saved");
+}
+
+#[test]
+fn a_checkpoint_saves_active_time_between_steps() {
+    let (dir, store) = store();
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    rec.checkpoint().unwrap();
+    let id = rec.record().id.clone();
+    let saved = Store::open(dir.path().join("store.sqlite"))
+        .unwrap()
+        .episode(&id)
+        .unwrap()
+        .active_ms;
+    assert!(saved >= 30, "saved {saved} ms");
+    rec.submit(None).unwrap();
+    assert!(
+        rec.checkpoint().is_err(),
+        "a submitted episode's time is final"
+    );
 }

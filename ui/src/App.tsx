@@ -28,6 +28,7 @@ export function App() {
           key={screen.episodeId}
           episodeId={screen.episodeId}
           onHome={() => setScreen({ name: "home" })}
+          onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })}
         />
       </Suspense>
     );

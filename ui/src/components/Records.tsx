@@ -11,6 +11,7 @@ import type { ViewInfo } from "../bindings/ViewInfo";
 import type { ViewListing } from "../bindings/ViewListing";
 import { humanize, plainStepError } from "../lib/errors";
 import { cell } from "../lib/format";
+import { moveBetweenTabs } from "../lib/tabs";
 import { DataView } from "./StepResult";
 
 type Row = Record<string, unknown>;
@@ -133,7 +134,7 @@ function VirtualTable({
               key={c}
               className="vtable-filter"
               aria-label={`Filter ${humanize(c)} (exact match, Enter to apply)`}
-              placeholder="="
+              placeholder="equals…"
               value={filters[c] ?? ""}
               disabled={disabled}
               onChange={(e) => setFilters({ ...filters, [c]: e.target.value })}
@@ -157,7 +158,9 @@ function VirtualTable({
                 key={row.id}
                 data-index={item.index}
                 role="row"
-                tabIndex={0}
+                // One tab stop for the whole list (the open record's row, else
+                // the first); the arrow keys move between rows.
+                tabIndex={selected || (selectedKey === undefined && item.index === 0) ? 0 : -1}
                 className={`vtable-row${selected ? " selected" : ""}${view.has_record ? " clickable" : ""}`}
                 style={{ gridTemplateColumns: template, transform: `translateY(${item.start}px)` }}
                 onClick={() => !disabled && view.has_record && onOpen(row.original)}
@@ -228,7 +231,24 @@ export function Records({
         <h2 id="records-title" className="panel-title">
           Records
         </h2>
-        <div className="tabs" role="tablist" aria-label="Record lists">
+        <div
+          className="tabs"
+          role="tablist"
+          aria-label="Record lists"
+          onKeyDown={(e) => {
+            const moved = moveBetweenTabs(e);
+            if (!moved && e.key === "ArrowDown") {
+              // Down from a list's tab: its first row (no Tab key marathon through the toolbar).
+              const first = e.currentTarget
+                .closest(".records")
+                ?.querySelector<HTMLElement>('.vtable-row[tabindex="0"], .vtable-row');
+              if (first) {
+                e.preventDefault();
+                first.focus();
+              }
+            }
+          }}
+        >
           {views.map((v) => (
             <button
               key={v.name}
@@ -239,6 +259,7 @@ export function Records({
               onClick={() => openTab(v)}
               disabled={disabled && !viewState(steps, v).listing}
               data-view={v.name}
+              tabIndex={v.name === active || (!active && v === views[0]) ? 0 : -1}
               title={v.description}
             >
               {v.title}

@@ -83,6 +83,7 @@ export function ReviewDialog({
     <Modal
       title="Review before submitting"
       onClose={onCancel}
+      onConfirm={submitting ? undefined : onSubmit}
       width={820}
       testId="review"
       footer={
@@ -95,7 +96,6 @@ export function ReviewDialog({
             className="btn btn-primary"
             onClick={onSubmit}
             disabled={submitting}
-            onKeyDown={(e) => e.key === "Enter" && e.ctrlKey && onSubmit()}
             data-testid="confirm-submit"
           >
             {submitting ? "Submitting…" : "Submit"} <Kbd keys={["Ctrl", "Enter"]} />
@@ -103,15 +103,7 @@ export function ReviewDialog({
         </>
       }
     >
-      <div
-        className="review"
-        onKeyDown={(e) => {
-          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-            e.preventDefault();
-            onSubmit();
-          }
-        }}
-      >
+      <div className="review">
         <dl className="review-stats">
           <div>
             <dt>Actions</dt>

@@ -2,7 +2,7 @@ import { memo, useEffect, useRef, useState } from "react";
 import type { StepView } from "../bindings/StepView";
 import type { ToolInfo } from "../bindings/ToolInfo";
 import { humanize, plainStepError } from "../lib/errors";
-import { argsSummary, clockTime, duration, isMessage, looksLikeJson, toolTitle } from "../lib/format";
+import { argsSummary, clockTime, duration, isMessage, listingSummary, looksLikeJson, toolTitle } from "../lib/format";
 import { StepResult } from "./StepResult";
 
 const DEFAULT_FLAG = "Needs a second look";
@@ -17,12 +17,11 @@ function summary(step: StepView, tools: ToolInfo[]): { title: string; detail: st
     if ("key" in args) {
       title = `Opened ${String(args.key)}`;
       delete args.key;
-    } else {
-      title = `Looked through ${tool.title}`;
-      delete args.limit;
+      return { title, detail: argsSummary(args), kind: "view" };
     }
+    return { title: `Looked through ${tool.title}`, detail: listingSummary(args), kind: "view" };
   }
-  return { title, detail: argsSummary(args), kind: tool?.view ? "view" : (tool?.kind ?? "write") };
+  return { title, detail: argsSummary(args), kind: tool?.kind ?? "write" };
 }
 
 /** Grows the rationale box with its text (about 38 characters a line). */

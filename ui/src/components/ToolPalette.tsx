@@ -16,6 +16,11 @@ export function kindLabel(t: ToolInfo): string {
   return t.kind === "read" ? "Look up" : t.ends_episode ? "Changes records · ends the task" : "Changes records";
 }
 
+/** A record list reads "Tickets list", so it is never mistaken for the "Open ticket" tool. */
+export function paletteTitle(t: ToolInfo): string {
+  return t.view ? `${t.title} list` : t.title;
+}
+
 /** Searchable list of the task's tools (Ctrl+K). */
 export function ToolPalette({
   tools,
@@ -33,8 +38,10 @@ export function ToolPalette({
     return tools
       .map((t) => ({ t, s: score(t, q) }))
       .filter((x) => x.s > 0)
-      // Best match first; on a tie, tools before record lists.
-      .sort((a, b) => b.s - a.s || Number(!!a.t.view) - Number(!!b.t.view))
+      // Tools before record lists, whatever the match: Enter on "ticket"
+      // must open the Open ticket tool, not record a read of the tickets list.
+      // Within each group, the best match first.
+      .sort((a, b) => Number(!!a.t.view) - Number(!!b.t.view) || b.s - a.s)
       .map((x) => x.t);
   }, [tools, query]);
 
@@ -85,7 +92,7 @@ export function ToolPalette({
               data-tool={t.name}
             >
               <div className="palette-item-main">
-                <span className="palette-title">{t.view ? `Open ${t.title}` : t.title}</span>
+                <span className="palette-title">{paletteTitle(t)}</span>
                 <span className={`chip chip-xs ${t.kind === "read" ? "chip-blue" : "chip-amber"}`}>{kindLabel(t)}</span>
               </div>
               <div className="palette-desc">{t.description}</div>

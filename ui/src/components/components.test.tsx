@@ -1,4 +1,5 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
 import { createRef } from "react";
 import { describe, expect, it, vi } from "vitest";
 import { issueRefund, step, task } from "../test/fixtures";
@@ -7,8 +8,11 @@ import { ReviewDialog } from "./ReviewDialog";
 import { StepResult } from "./StepResult";
 import { Timeline } from "./Timeline";
 import { ToolForm } from "./ToolForm";
+import { Modal } from "./Modal";
+import { moveBetweenTabs } from "../lib/tabs";
 import { ToolPalette } from "./ToolPalette";
 import { lookupCustomer } from "../test/fixtures";
+import type { ToolInfo } from "../bindings/ToolInfo";
 
 describe("Timeline", () => {
   it("shows each step with its result, undone steps and refusals in plain words", () => {
@@ -144,6 +148,68 @@ describe("ToolPalette", () => {
     fireEvent.keyDown(input, { key: "Enter" });
     expect(onPick).toHaveBeenCalledWith(issueRefund);
   });
+
+  it("puts tools before record lists, even when the list's name matches better", () => {
+    const refundsList: ToolInfo = {
+      ...lookupCustomer,
+      name: "view_refunds",
+      title: "Refunds",
+      description: "All refunds issued.",
+      view: "refunds",
+    };
+    const onPick = vi.fn();
+    render(<ToolPalette tools={[refundsList, issueRefund]} onPick={onPick} onClose={vi.fn()} />);
+    fireEvent.change(screen.getByLabelText("Tool name"), { target: { value: "refund" } });
+    const options = screen.getAllByRole("option");
+    expect(options.map((o) => o.querySelector(".palette-title")?.textContent)).toEqual(["Issue refund", "Refunds list"]);
+    fireEvent.keyDown(screen.getByLabelText("Tool name"), { key: "Enter" });
+    expect(onPick).toHaveBeenCalledWith(issueRefund);
+  });
+});
+
+describe("Modal", () => {
+  it("starts on the primary button, not Close, and keeps Tab inside", async () => {
+    render(
+      <>
+        <button type="button">Outside</button>
+        <Modal
+          title="Check"
+          onClose={vi.fn()}
+          footer={
+            <>
+              <button type="button">Back</button>
+              <button type="button" className="btn-primary">
+                Go
+              </button>
+            </>
+          }
+        >
+          <p>Body</p>
+        </Modal>
+      </>,
+    );
+    await waitFor(() => expect(document.activeElement?.textContent).toBe("Go"));
+    await userEvent.tab();
+    // From the last control, Tab wraps to the first one in the dialog (Close), never to the page behind.
+    expect(document.activeElement?.getAttribute("aria-label")).toBe("Close");
+    await userEvent.tab({ shift: true });
+    expect(document.activeElement?.textContent).toBe("Go");
+  });
+
+  it("runs its main action on Ctrl+Enter from anywhere in it, and closes on Esc", () => {
+    const onConfirm = vi.fn();
+    const onClose = vi.fn();
+    render(
+      <Modal title="Check" onClose={onClose} onConfirm={onConfirm}>
+        <button type="button">Somewhere</button>
+      </Modal>,
+    );
+    fireEvent.keyDown(screen.getByLabelText("Close"), { key: "Enter", ctrlKey: true });
+    expect(onConfirm).toHaveBeenCalledTimes(1);
+    expect(onClose).not.toHaveBeenCalled();
+    fireEvent.keyDown(screen.getByText("Somewhere"), { key: "Escape" });
+    expect(onClose).toHaveBeenCalledTimes(1);
+  });
 });
 
 describe("ReviewDialog", () => {
@@ -186,5 +252,53 @@ describe("ReviewDialog", () => {
     expect(screen.getByTestId("final-message").textContent).toBe("I've refunded the extra $79.00.");
     fireEvent.click(screen.getByTestId("confirm-submit"));
     expect(onSubmit).toHaveBeenCalled();
+  });
+
+  it("submits with Ctrl+Enter wherever focus is, and not while submitting", async () => {
+    const onSubmit = vi.fn();
+    const review = {
+      tables: [],
+      final_message: null,
+      steps_kept: 1,
+      steps_undone: 0,
+      messages_sent: 0,
+      active_ms: 1000,
+      done: true,
+    };
+    const { rerender } = render(
+      <ReviewDialog review={review} error={null} submitting={false} onSubmit={onSubmit} onCancel={vi.fn()} />,
+    );
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId("confirm-submit")));
+    fireEvent.keyDown(screen.getByLabelText("Close"), { key: "Enter", ctrlKey: true });
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    rerender(<ReviewDialog review={review} error={null} submitting onSubmit={onSubmit} onCancel={vi.fn()} />);
+    fireEvent.keyDown(document.body, { key: "Enter", ctrlKey: true });
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("moveBetweenTabs", () => {
+  it("moves focus with the arrows, wrapping, skips disabled tabs, and never activates", () => {
+    const onOpen = vi.fn();
+    render(
+      <div role="tablist" onKeyDown={moveBetweenTabs}>
+        {["Tickets", "Invoices", "Refunds"].map((name) => (
+          <button key={name} type="button" role="tab" onClick={onOpen} disabled={name === "Invoices"}>
+            {name}
+          </button>
+        ))}
+      </div>,
+    );
+    const tickets = screen.getByText("Tickets");
+    tickets.focus();
+    fireEvent.keyDown(tickets, { key: "ArrowRight" });
+    expect(document.activeElement?.textContent).toBe("Refunds");
+    fireEvent.keyDown(document.activeElement as HTMLElement, { key: "ArrowRight" });
+    expect(document.activeElement?.textContent).toBe("Tickets");
+    fireEvent.keyDown(tickets, { key: "ArrowLeft" });
+    expect(document.activeElement?.textContent).toBe("Refunds");
+    fireEvent.keyDown(document.activeElement as HTMLElement, { key: "Home" });
+    expect(document.activeElement?.textContent).toBe("Tickets");
+    expect(onOpen).not.toHaveBeenCalled();
   });
 });

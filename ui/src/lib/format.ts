@@ -39,6 +39,27 @@ export function argsSummary(args: Record<string, unknown>): string {
     .join(" · ");
 }
 
+/**
+ * A look through a record list, as a sentence a reviewer reads at a glance:
+ * `{filter: {customer_id: "C-1012"}, sort: "due_date", descending: true}` →
+ * "Customer id equals C-1012 · sorted by due date, last first".
+ */
+export function listingSummary(args: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const filter = args.filter;
+  if (filter && typeof filter === "object") {
+    for (const [column, value] of Object.entries(filter as Record<string, unknown>)) {
+      parts.push(`${humanize(column)} equals ${cell(value)}`);
+    }
+  }
+  if (typeof args.search === "string" && args.search.trim() !== "") parts.push(`containing “${args.search.trim()}”`);
+  if (typeof args.sort === "string") {
+    parts.push(`sorted by ${humanize(args.sort).toLowerCase()}${args.descending ? ", last first" : ""}`);
+  }
+  if (typeof args.offset === "number" && args.offset > 0) parts.push(`from row ${args.offset + 1}`);
+  return parts.join(" · ");
+}
+
 /** The title of the tool an action calls, or a readable fallback. */
 export function toolTitle(tools: ToolInfo[], name: string): string {
   return tools.find((t) => t.name === name)?.title ?? humanize(name);

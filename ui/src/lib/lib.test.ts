@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { issueRefund, lookupCustomer } from "../test/fixtures";
 import type { ObservationErrorCode } from "../bindings/ObservationErrorCode";
 import { plainProblem, plainStepError } from "./errors";
-import { argsSummary, duration, looksLikeJson } from "./format";
+import { argsSummary, duration, listingSummary, looksLikeJson } from "./format";
+import { worldProgress } from "./progress";
 import { prepareToolForm } from "./schema";
 import { problems } from "./validator";
 
@@ -93,5 +94,38 @@ describe("formatting", () => {
     expect(argsSummary({ invoice_id: "INV-1", amount: 79, note: "" })).toBe("Invoice id: INV-1 · Amount: 79");
     expect(looksLikeJson('{"a": 1}')).toBe(true);
     expect(looksLikeJson("Refund RF-1 issued")).toBe(false);
+  });
+});
+
+describe("worldProgress", () => {
+  const t = (id: string, submitted: number) => ({
+    id,
+    title: id,
+    difficulty: null,
+    summary: "",
+    progress: { submitted, open_episode: null },
+  });
+  const world = { id: "w", name: "W", version: "1", description: "", tasks: [t("a", 1), t("b", 0), t("c", 1), t("d", 0)] };
+
+  it("counts done tasks and picks the next undone one after the current, wrapping", () => {
+    expect(worldProgress(world, "c")).toEqual({ done: 2, total: 4, next: world.tasks[3] });
+    expect(worldProgress(world, "d").next).toBe(world.tasks[1]);
+  });
+
+  it("has no next task when everything else is done", () => {
+    const all = { ...world, tasks: [t("a", 1), t("b", 2)] };
+    expect(worldProgress(all, "a")).toEqual({ done: 2, total: 2, next: null });
+  });
+});
+
+describe("listingSummary", () => {
+  it("reads a record-list look-up as a sentence, not JSON", () => {
+    expect(listingSummary({ filter: { customer_id: "C-1012" }, sort: "due_date", descending: true, limit: 50 })).toBe(
+      "Customer id equals C-1012 · sorted by due date, last first",
+    );
+    expect(listingSummary({ search: " Harborlight ", sort: "amount", descending: false, offset: 50 })).toBe(
+      "containing “Harborlight” · sorted by amount · from row 51",
+    );
+    expect(listingSummary({ limit: 50, descending: false })).toBe("");
   });
 });

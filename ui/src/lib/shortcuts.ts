@@ -19,7 +19,8 @@ export const SHORTCUTS = {
   undo: { key: "z", ctrl: true, label: "Undo the last action" },
   pause: { key: "p", ctrl: true, inFields: true, label: "Pause or resume" },
   submit: { key: "s", ctrl: true, inFields: true, label: "Review and submit" },
-  records: { key: "r", ctrl: true, inFields: true, label: "Go to the records" },
+  records: { key: "r", ctrl: true, inFields: true, label: "Go to the records (then ← → between lists, ↓ to the first row)" },
+  why: { key: "j", ctrl: true, inFields: true, label: "Add a why to the last step" },
   help: { key: "?", label: "Show keyboard shortcuts" },
   close: { key: "Escape", inFields: true, label: "Close a dialog" },
 } satisfies Record<string, Shortcut>;

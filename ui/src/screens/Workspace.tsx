@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { waitFor } from "xstate";
 import { api } from "../api";
 import type { Action } from "../bindings/Action";
+import type { AppError } from "../bindings/AppError";
 import type { ToolInfo } from "../bindings/ToolInfo";
 import type { WorldDetail } from "../bindings/WorldDetail";
 import { Brief } from "../components/Brief";
@@ -18,7 +19,9 @@ import { ShortcutsHelp } from "../components/ShortcutsHelp";
 import { Timeline } from "../components/Timeline";
 import { ToolForm } from "../components/ToolForm";
 import { kindLabel, ToolPalette } from "../components/ToolPalette";
+import { moveBetweenTabs } from "../lib/tabs";
 import { duration, isMessage, plural } from "../lib/format";
+import { worldProgress, type WorldProgress } from "../lib/progress";
 import { useShortcuts } from "../lib/shortcuts";
 import { episodeMachine } from "../machines/episode";
 
@@ -48,7 +51,16 @@ function ActiveTimer({ ms, running }: { ms: number; running: boolean }) {
   );
 }
 
-export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: () => void }) {
+export function Workspace({
+  episodeId,
+  onHome,
+  onOpen,
+}: {
+  episodeId: string;
+  onHome: () => void;
+  /** Opens another episode (the next task after a submit). */
+  onOpen: (episodeId: string) => void;
+}) {
   const [state, send, actor] = useMachine(episodeMachine, { input: { api, episodeId } });
   const { view, error, review, lastStep } = state.context;
   const [world, setWorld] = useState<WorldDetail | null>(null);
@@ -59,6 +71,8 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
   const [dock, setDock] = useState<"timeline" | "policy" | null>(null);
   const [dockOpen, setDockOpen] = useState(true);
   const [activeView, setActiveView] = useState<string | null>(null);
+  const [after, setAfter] = useState<(WorldProgress & { worldId: string; worldName: string }) | null>(null);
+  const [afterError, setAfterError] = useState<AppError | null>(null);
   const composerRef = useRef<HTMLTextAreaElement>(null);
   const workbenchRef = useRef<HTMLDivElement>(null);
   const recordsRef = useRef<HTMLDivElement>(null);
@@ -145,6 +159,34 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
     if (yes) send({ type: "RESTART" });
   };
 
+  // After a submit: where the expert stands in this world, and the next task.
+  const submitted = state.matches("submitted");
+  useEffect(() => {
+    if (!submitted || !view) return;
+    let live = true;
+    api
+      .home()
+      .then((home) => {
+        const world = home.catalog?.worlds.find((w) => w.id === view.world_id);
+        if (live && world) setAfter({ ...worldProgress(world, view.task.id), worldId: world.id, worldName: world.name });
+      })
+      .catch((e: AppError) => live && setAfterError(e));
+    return () => {
+      live = false;
+    };
+  }, [submitted, view]);
+
+  const openNext = async () => {
+    const next = after?.next;
+    if (!next || !after) return;
+    try {
+      if (next.progress.open_episode) onOpen(next.progress.open_episode);
+      else onOpen((await api.startEpisode(after.worldId, next.id)).id);
+    } catch (e) {
+      setAfterError(e as AppError);
+    }
+  };
+
   const togglePause = () => send({ type: paused ? "RESUME" : "PAUSE" });
 
   useShortcuts({
@@ -159,6 +201,15 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
     submit: () => send({ type: "REVIEW" }),
     records: () => recordsRef.current?.querySelector<HTMLElement>(".tab.active, .tab")?.focus(),
     help: () => setHelp(true),
+    why: () => {
+      setDockOpen(true);
+      setDock("timeline");
+      // After the timeline renders: the last kept step's box (undone steps have none).
+      requestAnimationFrame(() => {
+        const boxes = document.querySelectorAll<HTMLTextAreaElement>('.ws-dock [data-testid="rationale"]');
+        boxes[boxes.length - 1]?.focus();
+      });
+    },
   });
 
   if (state.matches("failed") || (!view && error)) {
@@ -366,7 +417,7 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
           </div>
         )}
         <aside className="ws-dock" hidden={!dockOpen}>
-          <div className="dock-tabs" role="tablist">
+          <div className="dock-tabs" role="tablist" onKeyDown={moveBetweenTabs}>
             <button
               type="button"
               role="tab"
@@ -435,9 +486,34 @@ export function Workspace({ episodeId, onHome }: { episodeId: string; onHome: ()
               {plural(view.steps.filter((s) => !s.retracted && isMessage(s.action)).length, "message")} ·{" "}
               {duration(view.active_ms)} worked
             </p>
-            <button type="button" className="btn btn-primary" onClick={onHome} autoFocus data-testid="back-to-tasks">
-              Back to tasks
-            </button>
+            {after && (
+              <div className="stack-sm" data-testid="world-progress">
+                <p>
+                  <strong>
+                    {after.done} of {after.total}
+                  </strong>{" "}
+                  tasks done in {after.worldName}
+                  {after.next ? "" : " — all of them. Well done."}
+                </p>
+                <progress className="progress" max={after.total} value={after.done} aria-label="Tasks done" />
+              </div>
+            )}
+            {afterError && <ErrorBanner error={afterError} />}
+            <div className="row gap-sm">
+              {after?.next && (
+                <button type="button" className="btn btn-primary" onClick={() => void openNext()} autoFocus data-testid="next-task">
+                  Next task: {after.next.title}
+                </button>
+              )}
+              <button
+                type="button"
+                className={after?.next ? "btn btn-secondary" : "btn btn-primary"}
+                onClick={onHome}
+                data-testid="back-to-tasks"
+              >
+                Back to tasks
+              </button>
+            </div>
           </div>
         </Modal>
       )}
