@@ -12,6 +12,7 @@ from selenium.webdriver.common.keys import Keys
 
 TASK = "duplicate-charge"
 REFUND_REASON = "Duplicate charge: March invoice was charged twice on March 1 (payment retry)"
+HALF_WRITTEN = "Hi Claire, I can see the $50 goodwill refund; the rest"
 LAST_WHY = "Claire asked for the rest back, so I told her the refunded total."
 RATIONALE = "The invoice shows two payments of $79.00 for one $79.00 invoice, so one is a duplicate."
 MESSAGE = (
@@ -24,6 +25,16 @@ def store(data_dir: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(data_dir / "understudy.sqlite")
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def draft(conn: sqlite3.Connection, slot: str):
+    """The text saved in a draft slot of the only open episode, or None."""
+    row = conn.execute(
+        "SELECT d.text FROM drafts d JOIN episodes e ON e.id = d.episode_id WHERE d.slot = ? AND e.status IN ('in_progress', 'paused')",
+        (slot,),
+    ).fetchone()
+    conn.close()
+    return row[0] if row else None
 
 
 def trajectory(conn: sqlite3.Connection, episode_id: str):
@@ -180,6 +191,9 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     app.wait_text("[data-testid=timeline]", "Undone")
     app.fill("lookup_customer", customer_id="C-1035")
     app.run(3)
+    # A half-written message: saved as it is typed, so the kill loses none of it.
+    app.type_into("[data-testid=composer]", HALF_WRITTEN)
+    app.wait(5).until(lambda d: draft(store(data_dir), "message") == HALF_WRITTEN)
     app.shot("09-before-kill")
 
     app.kill()
@@ -192,6 +206,7 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     app.show_timeline()
     app.wait_count("[data-testid=timeline-entry]", 3)
     assert "Undone" in app.all("[data-testid=timeline-entry]")[1].text
+    assert app.css("[data-testid=composer]").get_attribute("value") == HALF_WRITTEN
     app.shot("11-resumed")
 
     app.clickable("[data-testid=pause]").click()
@@ -237,3 +252,18 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     ]
     assert got[2]["action"]["args"] == {"customer_id": "C-1035"}
     assert got[4]["rationale"] == LAST_WHY
+    # How the work went is in the record too: opened by this app (before and
+    # after the kill), the undo, the pause and resume, the why written.
+    events = conn.execute(
+        "SELECT kind, detail FROM episode_events WHERE episode_id = ? ORDER BY id", (episode["id"],)
+    ).fetchall()
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("opened") >= 2, kinds
+    assert json.loads(events[0]["detail"])["client"].startswith("understudy-app ")
+    assert "undone" in kinds and kinds.index("paused") < kinds.index("resumed"), kinds
+    assert "annotated" in kinds, kinds
+    # The sent message is no longer a draft.
+    (left,) = conn.execute(
+        "SELECT count(*) FROM drafts WHERE episode_id = ? AND slot = 'message'", (episode["id"],)
+    ).fetchone()
+    assert left == 0

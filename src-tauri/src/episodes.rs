@@ -9,7 +9,7 @@ use tauri::State;
 use ts_rs::TS;
 use understudy::observation::ObservationError;
 use understudy::recorder::{Recorder, Transitions};
-use understudy::store::{EpisodeRecord, EpisodeStatus, StepRecord};
+use understudy::store::{Draft, EpisodeRecord, EpisodeStatus, StepRecord};
 use understudy::{Action, World};
 
 use crate::error::AppResult;
@@ -108,6 +108,9 @@ pub struct EpisodeView {
     pub tools: Vec<ToolInfo>,
     pub final_message: Option<String>,
     pub created_at: String,
+    /// What the expert had typed and not sent when the episode was last
+    /// open (a message, a tool form, a why), to put back where it was.
+    pub drafts: Vec<Draft>,
 }
 
 impl EpisodeView {
@@ -131,6 +134,7 @@ impl EpisodeView {
                 .collect(),
             final_message: record.final_message.clone(),
             created_at: record.created_at.clone(),
+            drafts: Vec::new(),
         }
     }
 }
@@ -276,5 +280,29 @@ command! {
     #[tauri::command(async)]
     pub fn restart_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
         state.service()?.restart(&episode_id)
+    }
+}
+
+command! {
+    /// Saves what the expert is typing (a message, a tool form as JSON, a
+    /// why) under `slot`, and the working time so far; empty text clears
+    /// the slot. Committed before it returns, so a crash loses none of it.
+    #[tauri::command(async)]
+    pub fn save_draft(
+        state: State<'_, AppState>,
+        episode_id: String,
+        slot: String,
+        text: String,
+    ) -> AppResult<()> {
+        state.service()?.save_draft(&episode_id, &slot, &text)
+    }
+}
+
+command! {
+    /// Saves the working time so far (the window calls it every few
+    /// seconds while recording), so a crash loses at most that much.
+    #[tauri::command(async)]
+    pub fn checkpoint_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<()> {
+        state.service()?.checkpoint(&episode_id)
     }
 }

@@ -95,6 +95,8 @@ macro_rules! with_commands {
             episodes::submit_episode,
             episodes::discard_episode,
             episodes::restart_episode,
+            episodes::save_draft,
+            episodes::checkpoint_episode,
         )
     };
 }

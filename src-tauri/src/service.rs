@@ -23,6 +23,9 @@ use crate::paths::{self, STORE_FILE};
 use crate::review::{self, ReviewView};
 use crate::worlds::{Catalog, TaskProgress, WorldDetail, WorldProblem, WorldSummary};
 
+/// Who records, as each episode's `opened` event names it.
+const CLIENT: &str = concat!("understudy-app ", env!("CARGO_PKG_VERSION"));
+
 /// One open episode, locked while a call works on it.
 type Session = Arc<Mutex<Recorder>>;
 
@@ -224,13 +227,14 @@ impl Service {
     pub fn start(&self, world_id: &str, task_id: &str) -> AppResult<EpisodeView> {
         let expert = self.require_expert()?;
         let world = self.world(world_id)?;
-        let recorder = Recorder::start(
+        let mut recorder = Recorder::start(
             Arc::clone(&self.store),
             world,
             task_id,
             Actor::Expert { id: expert },
             0,
         )?;
+        recorder.opened_by(CLIENT)?;
         let view = EpisodeView::new(&recorder);
         lock(&self.sessions).insert(view.id.clone(), Arc::new(Mutex::new(recorder)));
         Ok(view)
@@ -239,7 +243,25 @@ impl Service {
     /// The episode as it is now; reopens it from the store (rebuilding the
     /// world by replay) when this run of the app has not opened it yet.
     pub fn episode(&self, id: &str) -> AppResult<EpisodeView> {
-        self.with(id, |r| Ok(EpisodeView::new(r)))
+        let mut view = self.with(id, |r| Ok(EpisodeView::new(r)))?;
+        view.drafts = self.store.drafts(id)?;
+        Ok(view)
+    }
+
+    /// Saves a draft and the working time (see `save_draft`).
+    pub fn save_draft(&self, id: &str, slot: &str, text: &str) -> AppResult<()> {
+        self.with(id, |r| {
+            self.store.save_draft(id, slot, text)?;
+            if r.record().status.is_open() {
+                r.checkpoint()?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Saves the working time of an open episode (see `checkpoint_episode`).
+    pub fn checkpoint(&self, id: &str) -> AppResult<()> {
+        self.with(id, |r| Ok(r.checkpoint()?))
     }
 
     fn session(&self, id: &str) -> AppResult<Session> {
@@ -248,7 +270,8 @@ impl Service {
         }
         let record = self.store.episode(id)?;
         let world = self.world(&record.world_id)?;
-        let recorder = Recorder::reopen(Arc::clone(&self.store), world, id, false)?;
+        let mut recorder = Recorder::reopen(Arc::clone(&self.store), world, id, false)?;
+        recorder.opened_by(CLIENT)?;
         let session = Arc::new(Mutex::new(recorder));
         // Another call may have reopened it meanwhile: keep the first.
         Ok(Arc::clone(

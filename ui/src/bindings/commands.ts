@@ -26,6 +26,8 @@ export type Commands = {
   submit_episode: { args: { episodeId: string; finalMessage: string | null }; returns: EpisodeView };
   discard_episode: { args: { episodeId: string }; returns: null };
   restart_episode: { args: { episodeId: string }; returns: EpisodeView };
+  save_draft: { args: { episodeId: string; slot: string; text: string }; returns: null };
+  checkpoint_episode: { args: { episodeId: string }; returns: null };
 };
 
 /** Sends one command; rejects with the command's error. */
@@ -99,5 +101,16 @@ export function commands(call: Call) {
      * Discards the episode and starts the same task again.
      */
     restartEpisode: (episodeId: string) => call("restart_episode", { episodeId }),
+    /**
+     * Saves what the expert is typing (a message, a tool form as JSON, a
+     * why) under `slot`, and the working time so far; empty text clears
+     * the slot. Committed before it returns, so a crash loses none of it.
+     */
+    saveDraft: (episodeId: string, slot: string, text: string) => call("save_draft", { episodeId, slot, text }),
+    /**
+     * Saves the working time so far (the window calls it every few
+     * seconds while recording), so a crash loses at most that much.
+     */
+    checkpointEpisode: (episodeId: string) => call("checkpoint_episode", { episodeId }),
   };
 }

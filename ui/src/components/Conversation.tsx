@@ -33,6 +33,8 @@ export function Conversation({
   onSend,
   composerRef,
   closedNote = "Messages are closed for this task.",
+  initialDraft = "",
+  onDraft,
 }: {
   task: TaskBrief;
   steps: StepView[];
@@ -42,8 +44,12 @@ export function Conversation({
   composerRef: React.RefObject<HTMLTextAreaElement | null>;
   /** Shown in the empty composer while it is disabled. */
   closedNote?: string;
+  /** A message half-written before the app closed, put back in the box. */
+  initialDraft?: string;
+  /** Called as the expert types (and with "" once the message is sent), to save the draft. */
+  onDraft?: (text: string, now?: boolean) => void;
 }) {
-  const [draft, setDraft] = useState("");
+  const [draft, setDraft] = useState(initialDraft);
   const endRef = useRef<HTMLDivElement>(null);
   const list = bubbles(task, steps);
   const customer = /You are ([^,;]+?)(?:,|;| of | owner| principal|$)/.exec(task.facts[0] ?? "")?.[1] ?? "the customer";
@@ -55,7 +61,10 @@ export function Conversation({
   const send = async () => {
     const text = draft.trim();
     if (!text || disabled || busy) return;
-    if (await onSend(text)) setDraft("");
+    if (await onSend(text)) {
+      setDraft("");
+      onDraft?.("", true);
+    }
   };
 
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -93,7 +102,10 @@ export function Conversation({
           rows={3}
           value={draft}
           disabled={disabled}
-          onChange={(e) => setDraft(e.target.value)}
+          onChange={(e) => {
+            setDraft(e.target.value);
+            onDraft?.(e.target.value);
+          }}
           onKeyDown={onKey}
           data-testid="composer"
         />

@@ -1,4 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { renderHook, waitFor } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { DRAFT_DELAY_MS, useDraftSaver } from "./drafts";
 import { issueRefund, lookupCustomer } from "../test/fixtures";
 import type { ObservationErrorCode } from "../bindings/ObservationErrorCode";
 import { plainProblem, plainStepError } from "./errors";
@@ -127,5 +129,36 @@ describe("listingSummary", () => {
       "containing “Harborlight” · sorted by amount · from row 51",
     );
     expect(listingSummary({ limit: 50, descending: false })).toBe("");
+  });
+});
+
+describe("useDraftSaver", () => {
+  it("saves a slot once typing pauses, the last text only, and at once when asked", async () => {
+    vi.useFakeTimers();
+    const save = vi.fn(async () => undefined);
+    const { result, unmount } = renderHook(() => useDraftSaver(save, vi.fn()));
+    result.current("message", "H");
+    result.current("message", "Hi");
+    result.current("tool:issue_refund", '{"amount":79}');
+    expect(save).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(DRAFT_DELAY_MS);
+    expect(save.mock.calls).toEqual([
+      ["message", "Hi"],
+      ["tool:issue_refund", '{"amount":79}'],
+    ]);
+    result.current("message", "", true);
+    expect(save).toHaveBeenLastCalledWith("message", "");
+    // Typing still waiting when the screen closes is saved, not dropped.
+    result.current("message", "Half a thought");
+    unmount();
+    expect(save).toHaveBeenLastCalledWith("message", "Half a thought");
+    vi.useRealTimers();
+  });
+
+  it("reports a failed save", async () => {
+    const onError = vi.fn();
+    const { result } = renderHook(() => useDraftSaver(async () => Promise.reject({ code: "io", message: "disk full" }), onError));
+    result.current("message", "x", true);
+    await waitFor(() => expect(onError).toHaveBeenCalledWith({ code: "io", message: "disk full" }));
   });
 });

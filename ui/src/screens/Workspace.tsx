@@ -2,9 +2,10 @@ import { ask } from "@tauri-apps/plugin-dialog";
 import { useMachine } from "@xstate/react";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { waitFor } from "xstate";
-import { api } from "../api";
+import { api, asAppError } from "../api";
 import type { Action } from "../bindings/Action";
 import type { AppError } from "../bindings/AppError";
+import type { Draft } from "../bindings/Draft";
 import type { ToolInfo } from "../bindings/ToolInfo";
 import type { WorldDetail } from "../bindings/WorldDetail";
 import { Brief } from "../components/Brief";
@@ -21,6 +22,7 @@ import { ToolForm } from "../components/ToolForm";
 import { kindLabel, ToolPalette } from "../components/ToolPalette";
 import { moveBetweenTabs } from "../lib/tabs";
 import { duration, isMessage, plural } from "../lib/format";
+import { MESSAGE_SLOT, toolSlot, useDraftSaver } from "../lib/drafts";
 import { worldProgress, type WorldProgress } from "../lib/progress";
 import { useShortcuts } from "../lib/shortcuts";
 import { episodeMachine } from "../machines/episode";
@@ -77,6 +79,14 @@ export function Workspace({
   const workbenchRef = useRef<HTMLDivElement>(null);
   const recordsRef = useRef<HTMLDivElement>(null);
   const runStarted = useRef<number | null>(null);
+  const [draftError, setDraftError] = useState<AppError | null>(null);
+  const saveDraft = useDraftSaver(
+    (slot, text) => api.saveDraft(episodeId, slot, text),
+    (e) => setDraftError(asAppError(e)),
+  );
+  // The drafts stored when the episode opened: what to put back after a crash.
+  const restored = useRef<Draft[] | null>(null);
+  if (view && restored.current === null) restored.current = view.drafts;
 
   const acting = state.matches({ active: "acting" }) || state.matches({ active: "undoing" });
   const active = state.matches("active");
@@ -89,6 +99,31 @@ export function Workspace({
   const transitional = (
     ["loading", "pausing", "resuming", "reviewing", "submitting", "discarding", "restarting"] as const
   ).some((s) => state.matches(s));
+
+  // Half-filled tool forms come back as they were.
+  const restoredForms = restored.current;
+  useEffect(() => {
+    if (!restoredForms) return;
+    const forms: Record<string, Data> = {};
+    for (const d of restoredForms) {
+      if (!d.slot.startsWith("tool:")) continue;
+      try {
+        forms[d.slot.slice("tool:".length)] = JSON.parse(d.text) as Data;
+      } catch {
+        // A form draft that isn't JSON (written by something else) is left out.
+      }
+    }
+    setDrafts((now) => ({ ...forms, ...now }));
+  }, [restoredForms]);
+
+  // Working time is saved every second while recording, so a crash loses at most that.
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => {
+      api.checkpointEpisode(episodeId).catch(() => undefined);
+    }, 1000);
+    return () => clearInterval(timer);
+  }, [active, episodeId]);
 
   useEffect(() => {
     if (!view?.world_id || world?.id === view.world_id) return;
@@ -312,6 +347,12 @@ export function Workspace({
         </div>
       </header>
       {error && <ErrorBanner error={error} onDismiss={() => send({ type: "DISMISS_ERROR" })} />}
+      {draftError && (
+        <ErrorBanner
+          error={{ ...draftError, message: `What you are typing could not be saved: ${draftError.message}` }}
+          onDismiss={() => setDraftError(null)}
+        />
+      )}
       {view.done && open && (
         <div className="banner banner-info">
           {view.steps.some((s) => s.truncated && !s.retracted)
@@ -330,6 +371,8 @@ export function Workspace({
             busy={acting}
             onSend={sendMessage}
             composerRef={composerRef}
+            initialDraft={restored.current?.find((d) => d.slot === MESSAGE_SLOT)?.text}
+            onDraft={(text, now) => saveDraft(MESSAGE_SLOT, text, now)}
             closedNote={
               paused
                 ? "Paused — resume to write."
@@ -371,7 +414,10 @@ export function Workspace({
                 <ToolForm
                   tool={tool}
                   data={drafts[tool.name] ?? {}}
-                  onData={(d) => setDrafts((all) => ({ ...all, [tool.name]: d }))}
+                  onData={(d) => {
+                    setDrafts((all) => ({ ...all, [tool.name]: d }));
+                    saveDraft(toolSlot(tool.name), JSON.stringify(d));
+                  }}
                   onRun={(args) => run({ tool: tool.name, args })}
                   disabled={!canAct}
                   busy={acting}

@@ -111,6 +111,7 @@ export function episode(partial: Partial<EpisodeView> = {}): EpisodeView {
     tools: [lookupCustomer, issueRefund],
     final_message: null,
     created_at: "2025-03-04T09:00:00.000Z",
+    drafts: [],
     ...partial,
   };
 }
