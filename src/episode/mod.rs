@@ -109,6 +109,9 @@ impl Episode {
             world.meta.ids.clone(),
         )));
         let mut conn = crate::world::open_connection(&state)?;
+        // Deserializing is safe only here, before any statement has built an
+        // eponymous virtual table (`json_each`) on this connection: see
+        // `restore::copy_base`.
         conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
         let sandbox = Sandbox::install(&conn)?;
         // rusqlite keeps 16 statements by default; one episode of a world
@@ -381,12 +384,6 @@ impl Episode {
     pub(crate) fn conn(&self) -> &Connection {
         self.conn
             .as_ref()
-            .expect("the connection is only lent during a script call")
-    }
-
-    fn conn_mut(&mut self) -> &mut Connection {
-        self.conn
-            .as_mut()
             .expect("the connection is only lent during a script call")
     }
 }

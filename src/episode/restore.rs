@@ -5,10 +5,12 @@
 //! the read-only base copy. Prepared statements stay valid, so the next
 //! episode's steps do not re-prepare anything. Whenever that is not safe
 //! (triggers, foreign-key actions) or anything goes wrong, the whole
-//! snapshot is copied instead, which is always correct.
+//! seeded database is copied back from the base copy instead, which is
+//! always correct.
 
 use std::collections::BTreeMap;
 
+use rusqlite::backup::{Backup, StepResult};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, MAIN_DB};
 
@@ -26,18 +28,51 @@ pub(super) fn reset_database(ep: &mut Episode) -> Result<()> {
     }
     let reverted = ep.world.restore.fast && revert(ep, &touched).is_ok();
     if !reverted {
-        let world = std::sync::Arc::clone(&ep.world);
-        let conn = ep.conn_mut();
-        let _ = conn.execute_batch("ROLLBACK");
-        // Statements prepared against the old database keep pointers into
-        // its schema, and the new copy has the same schema cookie, so SQLite
-        // would not re-prepare them: finalize them all first.
-        conn.flush_prepared_statement_cache();
-        conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
-        crate::sql::limits::limit_database_size(conn)?;
+        copy_base(ep)?;
     }
     // Reverting fired the update hook; none of that is episode activity.
     ep.touched.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    Ok(())
+}
+
+/// Copies the whole seeded database back from the base copy, page by page
+/// with SQLite's backup API, into the live database in place.
+///
+/// Not `sqlite3_deserialize`: that reopens `main` with a new schema object
+/// and frees the old one, but SQLite's eponymous virtual tables
+/// (`json_each`, `json_tree`, `pragma_*` functions), built once per
+/// connection, keep pointing at the freed schema. The next statement that
+/// reads their columns then has SQLite look up a database index that is
+/// not there and hand the authorizer a database name read from garbage: a
+/// rusqlite panic ("received non-utf8 string as database name") or a
+/// segfault. A backup keeps the schema object and only resets its contents.
+fn copy_base(ep: &mut Episode) -> Result<()> {
+    let Episode { conn, base, .. } = ep;
+    let live = conn
+        .as_mut()
+        .expect("the connection is only lent during a script call");
+    let _ = live.execute_batch("ROLLBACK");
+    // The backup changes the schema cookie, so SQLite would re-prepare
+    // cached statements anyway; finalizing them now keeps none of them
+    // holding the old database's pages or schema.
+    live.flush_prepared_statement_cache();
+    let copy = Backup::new_with_names(base, MAIN_DB, live, MAIN_DB)?;
+    match copy.step(-1)? {
+        StepResult::Done => {}
+        // One connection per thread and no other user of either database:
+        // anything short of done is a fault, not a wait.
+        other => {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                Some(format!(
+                    "copying the seeded database back stopped early ({other:?})"
+                )),
+            )
+            .into())
+        }
+    }
+    drop(copy);
+    crate::sql::limits::limit_database_size(live)?;
     Ok(())
 }
 

@@ -178,3 +178,88 @@ fn time_and_randomness_are_simulated() {
     assert_eq!(a, run(1), "same seed, same world");
     assert_ne!(a["r"], run(2)["r"], "the seed reaches random()");
 }
+
+/// A write tool over an array argument, read with `json_each` in both its
+/// guard and its body, the way docs/world-format.md recommends.
+const FREEZE_MANY: &str = r#"name = "freeze_many"
+description = "Freezes several accounts at once."
+body = ["UPDATE accounts SET frozen = 1 WHERE id IN (SELECT value FROM json_each(:ids))"]
+
+[parameters]
+type = "object"
+required = ["ids"]
+additionalProperties = false
+[parameters.properties.ids]
+type = "array"
+items = { type = "string" }
+
+[[guards]]
+check = "SELECT count(*) = 0 AS ok, group_concat(value, ', ') AS missing FROM json_each(:ids) WHERE value NOT IN (SELECT id FROM accounts)"
+error = "There is no account {{ missing }}."
+"#;
+
+/// `json_each` is an eponymous virtual table: SQLite builds its table once
+/// per connection and keeps a pointer to the main database's schema in it.
+/// Replacing the main database with `sqlite3_deserialize` gives it a new
+/// schema object and frees the old one, so a later preparation that reads
+/// `json_each` columns hands the authorizer a database name read from
+/// garbage (a rusqlite "non-utf8 string as database name" panic, or a
+/// segfault). The reset must not replace the schema under it: a refused
+/// call, a successful one, a full-copy reset, then the same calls again.
+#[test]
+fn json_each_survives_a_full_copy_reset() {
+    for full_copy in [true, false] {
+        let dir = copy_world(&mini_dir());
+        write(dir.path(), "tools/freeze_many.toml", FREEZE_MANY);
+        if full_copy {
+            // A self-referencing foreign key rules out the row-by-row reset,
+            // so every reset copies the whole seeded database back.
+            common::append(
+                dir.path(),
+                "schema.sql",
+                "CREATE TABLE folders (id TEXT PRIMARY KEY, parent_id TEXT REFERENCES folders(id));\n",
+            );
+        }
+        let world = std::sync::Arc::new(World::load(dir.path()).expect("loads"));
+        let mut ep = Episode::new(world).unwrap();
+        for round in 0..3 {
+            ep.reset("pay-back", 0).unwrap();
+            let transfer = Action::tool(
+                "transfer",
+                json!({"from_id": "A-2", "to_id": "A-1", "amount": 1.0}),
+            );
+            // The reset unfroze what the last round froze.
+            let paid = ep.step(&transfer).unwrap().observation;
+            assert!(
+                paid.ok,
+                "full copy {full_copy}, round {round}: {}",
+                paid.text
+            );
+            let refused = ep
+                .step(&Action::tool("freeze_many", json!({"ids": ["A-1", "X-9"]})))
+                .unwrap()
+                .observation;
+            assert!(!refused.ok, "round {round}: {}", refused.text);
+            assert!(
+                refused.text.contains("There is no account X-9."),
+                "full copy {full_copy}, round {round}: {}",
+                refused.text
+            );
+            let done = ep
+                .step(&Action::tool("freeze_many", json!({"ids": ["A-1", "A-2"]})))
+                .unwrap()
+                .observation;
+            assert!(
+                done.ok,
+                "full copy {full_copy}, round {round}: {}",
+                done.text
+            );
+            let frozen = ep.step(&transfer).unwrap().observation;
+            assert!(
+                frozen.text.contains("Charles Babbage's account is frozen."),
+                "full copy {full_copy}, round {round}: {}",
+                frozen.text
+            );
+        }
+    }
+}
