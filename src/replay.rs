@@ -162,10 +162,15 @@ pub fn replay_all(
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<ReplayOutput>> {
     let mut outputs = Vec::with_capacity(inputs.len());
-    replay_each(world, inputs.iter().cloned().map(Ok), progress, &mut |out| {
-        outputs.push(out);
-        Ok(())
-    })?;
+    replay_each(
+        world,
+        inputs.iter().cloned().map(Ok),
+        progress,
+        &mut |out| {
+            outputs.push(out);
+            Ok(())
+        },
+    )?;
     Ok(outputs)
 }
 
