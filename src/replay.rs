@@ -12,9 +12,9 @@
 //! that a change to a tool altered what experts saw: the first divergence
 //! is reported with both observations and the state so far.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 
-use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -60,16 +60,9 @@ pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match parse_line(line) {
-            Ok((task_index, task_id, actions)) => out.push(ReplayInput {
-                line: i + 1,
-                task_index,
-                task_id,
-                actions,
-            }),
+        match parse_input_line(line, i + 1) {
+            Ok(Some(input)) => out.push(input),
+            Ok(None) => {}
             Err(e) => problems.push(format!("{source}:{}: {e}", i + 1)),
         }
     }
@@ -78,6 +71,25 @@ pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
     } else {
         Err(Error::InvalidAction(problems.join("\n")))
     }
+}
+
+/// Parses line number `line` (1-based) of an input: `None` when it is
+/// blank, else the action list or why it is not one. For reading a large
+/// input a line at a time (see [`replay_each`]).
+pub fn parse_input_line(
+    text: &str,
+    line: usize,
+) -> std::result::Result<Option<ReplayInput>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let (task_index, task_id, actions) = parse_line(text)?;
+    Ok(Some(ReplayInput {
+        line,
+        task_index,
+        task_id,
+        actions,
+    }))
 }
 
 /// A parsed input line: task index, task id, actions.
@@ -141,42 +153,182 @@ fn task_for<'a>(world: &'a World, input: &'a ReplayInput) -> Result<&'a str> {
     }
 }
 
-/// Replays every input in parallel, preserving input order in the output.
-/// `progress` is called once per finished line.
-///
-/// Inputs go to the threads in a few contiguous chunks, each replayed on
-/// one episode: an episode is worth reusing (its prepared statements stay
-/// warm), and rayon's `map_init` would build a new one for every split of
-/// the work, which is many more.
+/// Replays every input in parallel and returns the outputs in input order.
+/// `progress` is called once per finished line. Holds every output: for
+/// large batches, stream them with [`replay_each`].
 pub fn replay_all(
     world: &Arc<World>,
     inputs: &[ReplayInput],
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<ReplayOutput>> {
-    let threads = rayon::current_num_threads().max(1);
-    let chunk = inputs.len().div_ceil(threads * 4).max(1);
-    let chunks: Vec<Vec<ReplayOutput>> = inputs
-        .par_chunks(chunk)
-        .map(|chunk| {
-            let mut episode = Episode::new(Arc::clone(world))?;
-            chunk
-                .iter()
-                .map(|input| {
-                    let task = task_for(world, input)?;
-                    let (observations, changes) = replay_one(&mut episode, task, &input.actions)
-                        .map_err(|e| Error::Other(format!("line {}: {e}", input.line)))?;
-                    progress();
-                    Ok(ReplayOutput {
-                        task_index: input.task_index.clone(),
-                        task_id: input.task_id.clone(),
-                        observations,
-                        changes,
-                    })
-                })
-                .collect()
-        })
-        .collect::<Result<_>>()?;
-    Ok(chunks.into_iter().flatten().collect())
+    let mut outputs = Vec::with_capacity(inputs.len());
+    replay_each(
+        world,
+        inputs.iter().cloned().map(Ok),
+        progress,
+        &mut |out| {
+            outputs.push(out);
+            Ok(())
+        },
+    )?;
+    Ok(outputs)
+}
+
+/// How many outputs may wait for an earlier, slower line per worker: the
+/// reorder buffer holds at most this many times the worker count, so memory
+/// stays flat however long the batch is.
+const REORDER_WINDOW_PER_WORKER: usize = 16;
+
+/// Replays every input on every core and hands each output to `sink` in
+/// input order, as soon as it and every line before it are done. Inputs are
+/// pulled from `inputs` as workers free up, so neither the inputs nor the
+/// outputs of a batch are ever all in memory: at most a small window of
+/// them (see [`REORDER_WINDOW_PER_WORKER`]). Returns how many lines were
+/// replayed.
+///
+/// Each worker keeps one episode for all its lines, reset between them (the
+/// reset reverts only the rows the last line touched, and prepared
+/// statements stay warm), instead of copying the seed for every line.
+///
+/// The first failure (a bad input, a failed replay, a failing `sink`) stops
+/// the batch: no later line is handed to `sink`, lines before it have been.
+pub fn replay_each<I>(
+    world: &Arc<World>,
+    inputs: I,
+    progress: &(dyn Fn() + Sync),
+    sink: &mut dyn FnMut(ReplayOutput) -> Result<()>,
+) -> Result<usize>
+where
+    I: Iterator<Item = Result<ReplayInput>> + Send,
+{
+    let workers = rayon::current_num_threads().max(1);
+    ordered_parallel(
+        inputs,
+        workers,
+        workers * REORDER_WINDOW_PER_WORKER,
+        || Episode::new(Arc::clone(world)),
+        |episode, input| {
+            let task = task_for(world, &input)?;
+            let (observations, changes) = replay_one(episode, task, &input.actions)
+                .map_err(|e| Error::Other(format!("line {}: {e}", input.line)))?;
+            progress();
+            Ok(ReplayOutput {
+                task_index: input.task_index,
+                task_id: input.task_id,
+                observations,
+                changes,
+            })
+        },
+        sink,
+    )
+}
+
+/// Shared between the workers of [`ordered_parallel`] and its caller.
+struct Feed<I> {
+    /// Where the items come from; `None` once exhausted.
+    items: Option<I>,
+    /// The position of the next item handed out.
+    next: usize,
+    /// Items before this position have been handed to the sink.
+    emitted: usize,
+    /// Set at the first failure: workers take no more items.
+    stopped: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Maps `items` on `workers` threads, each with its own state from `init`
+/// (made on its first item), and feeds the results to `sink` on the calling
+/// thread in item order. A worker takes no item more than `window` places
+/// ahead of the first one not yet emitted, which bounds the results
+/// waiting to be reordered; `window` must be at least `workers`, so the
+/// worker holding that first item is never the one kept waiting.
+fn ordered_parallel<X, S, T>(
+    items: impl Iterator<Item = Result<X>> + Send,
+    workers: usize,
+    window: usize,
+    init: impl Fn() -> Result<S> + Sync,
+    work: impl Fn(&mut S, X) -> Result<T> + Sync,
+    sink: &mut dyn FnMut(T) -> Result<()>,
+) -> Result<usize>
+where
+    X: Send,
+    T: Send,
+{
+    let window = window.max(workers);
+    let feed = Mutex::new(Feed {
+        items: Some(items),
+        next: 0,
+        emitted: 0,
+        stopped: false,
+    });
+    let room = Condvar::new();
+    let (tx, rx) = mpsc::channel::<(usize, Result<T>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (feed, room, init, work) = (&feed, &room, &init, &work);
+            scope.spawn(move || {
+                let mut state: Option<S> = None;
+                loop {
+                    let (position, item) = {
+                        let mut f = lock(feed);
+                        while !f.stopped && f.next >= f.emitted + window {
+                            f = room.wait(f).unwrap_or_else(|e| e.into_inner());
+                        }
+                        if f.stopped {
+                            return;
+                        }
+                        let Some(item) = f.items.as_mut().and_then(Iterator::next) else {
+                            f.items = None;
+                            return;
+                        };
+                        f.next += 1;
+                        (f.next - 1, item)
+                    };
+                    let result = item.and_then(|x| {
+                        let state = match &mut state {
+                            Some(s) => s,
+                            None => state.insert(init()?),
+                        };
+                        work(state, x)
+                    });
+                    if tx.send((position, result)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting: BTreeMap<usize, Result<T>> = BTreeMap::new();
+        let mut emitted = 0;
+        let mut failure = None;
+        // Ends once every worker has stopped and dropped its sender.
+        for (position, result) in rx {
+            if failure.is_some() {
+                continue;
+            }
+            waiting.insert(position, result);
+            while let Some(result) = waiting.remove(&emitted) {
+                if let Err(e) = result.and_then(|t| sink(t)) {
+                    failure = Some(e);
+                    waiting.clear();
+                    lock(&feed).stopped = true;
+                    room.notify_all();
+                    break;
+                }
+                emitted += 1;
+                lock(&feed).emitted = emitted;
+                room.notify_all();
+            }
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(emitted),
+        }
+    })
 }
 
 /// Where a stored trajectory stopped matching its recording.

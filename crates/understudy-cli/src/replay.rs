@@ -103,26 +103,72 @@ fn progress_bar(len: usize) -> ProgressBar {
     bar
 }
 
+/// Streams: the input is read a line at a time (once to check every line,
+/// so a bad line rejects the input before anything is written, then again
+/// to replay), and each output line is written as soon as it and all
+/// before it are done, so memory stays flat however long the batch is.
 fn run_batch(world: &Path, input: &Path, output: &Path) -> anyhow::Result<ExitCode> {
     let world = super::load_world(world)?;
-    let text =
-        std::fs::read_to_string(input).with_context(|| format!("reading {}", input.display()))?;
-    let inputs = replay::parse_input(&text, &input.display().to_string())?;
-    let bar = progress_bar(inputs.len());
-    let outputs = replay::replay_all(&world, &inputs, &|| bar.inc(1))?;
-    bar.finish_and_clear();
-    let mut buf = Vec::with_capacity(outputs.len() * 512);
-    for out in &outputs {
-        serde_json::to_writer(&mut buf, out)?;
-        buf.push(b'\n');
+    let source = input.display().to_string();
+    let mut problems = Vec::new();
+    let mut count = 0;
+    for (i, line) in input_lines(input)?.enumerate() {
+        match replay::parse_input_line(&line?, i + 1) {
+            Ok(Some(_)) => count += 1,
+            Ok(None) => {}
+            Err(e) => problems.push(format!("{source}:{}: {e}", i + 1)),
+        }
     }
-    write_output(output, &buf)?;
+    if !problems.is_empty() {
+        return Err(understudy::Error::InvalidAction(problems.join("\n")).into());
+    }
+    let inputs = input_lines(input)?
+        .enumerate()
+        .filter_map(|(i, line)| match line {
+            Err(e) => Some(Err(understudy::Error::Other(format!(
+                "reading {source}: {e}"
+            )))),
+            Ok(line) => replay::parse_input_line(&line, i + 1)
+                .map_err(|e| understudy::Error::InvalidAction(format!("{source}:{}: {e}", i + 1)))
+                .transpose(),
+        });
+    let bar = progress_bar(count);
+    let fill = |out: &mut dyn Write| -> understudy::Result<usize> {
+        let mut line = Vec::with_capacity(32 << 10);
+        replay::replay_each(&world, inputs, &|| bar.inc(1), &mut |o| {
+            line.clear();
+            serde_json::to_writer(&mut line, &o)
+                .map_err(|e| understudy::Error::Other(format!("writing output: {e}")))?;
+            line.push(b'\n');
+            out.write_all(&line)
+                .map_err(|e| understudy::Error::Other(format!("writing output: {e}")))
+        })
+    };
+    let replayed = if output.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+        let n = fill(&mut out)?;
+        out.flush()?;
+        n
+    } else {
+        // Complete or not at all; a device or FIFO is written through.
+        understudy::output_file::write_with(output, fill)?
+    };
+    bar.finish_and_clear();
     eprintln!(
-        "replayed {} action lists in world {}",
-        outputs.len(),
+        "replayed {replayed} action lists in world {}",
         world.meta.id
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lines of `path`, read through a buffer.
+fn input_lines(path: &Path) -> anyhow::Result<std::io::Lines<std::io::BufReader<std::fs::File>>> {
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(std::io::BufRead::lines(std::io::BufReader::with_capacity(
+        1 << 20,
+        file,
+    )))
 }
 
 fn write_output(output: &Path, buf: &[u8]) -> anyhow::Result<()> {
