@@ -221,7 +221,11 @@ mod fields {
 
     pub const STEP: &[FieldSpec] = &[
         EPISODE,
-        FieldSpec::required("action", Action, "The action (see the `action` schema of `schema`)."),
+        FieldSpec::required(
+            "action",
+            Action,
+            "The action (see the `action` schema of `schema`).",
+        ),
         FieldSpec::optional("timeout_s", Number, "OpenEnv's; accepted and ignored."),
         FieldSpec::optional("request_id", Text, "OpenEnv's; accepted and ignored."),
     ];
@@ -233,7 +237,11 @@ mod fields {
         FieldSpec::optional("task_id", Text, "Only this task's tools."),
     ];
 
-    pub const TASKS: &[FieldSpec] = &[FieldSpec::optional("world_id", Text, "Only this world's tasks.")];
+    pub const TASKS: &[FieldSpec] = &[FieldSpec::optional(
+        "world_id",
+        Text,
+        "Only this world's tasks.",
+    )];
 }
 
 /// A request's fields, with accessors whose errors name the field.

@@ -120,14 +120,54 @@ pub struct Route {
 /// Every route that runs an op: the router, `/openapi.json` and the
 /// not-found message are all built from this table.
 pub const ROUTES: &[Route] = &[
-    Route { verb: Verb::Post, path: "/reset", op: Op::Reset, summary: "Start an episode of a task (recorded as a trajectory)." },
-    Route { verb: Verb::Post, path: "/step", op: Op::Step, summary: "Apply one action to an open episode." },
-    Route { verb: Verb::Post, path: "/close", op: Op::Close, summary: "Close an episode; a running one is recorded as abandoned." },
-    Route { verb: Verb::Get, path: "/state", op: Op::State, summary: "An open episode's state." },
-    Route { verb: Verb::Get, path: "/schema", op: Op::Schema, summary: "JSON Schemas of actions, observations and state, and the tools." },
-    Route { verb: Verb::Get, path: "/tasks", op: Op::Tasks, summary: "The served worlds and their tasks (no answer keys)." },
-    Route { verb: Verb::Get, path: "/health", op: Op::Health, summary: "Whether the server runs, and its limits." },
-    Route { verb: Verb::Get, path: "/metadata", op: Op::Metadata, summary: "OpenEnv's environment metadata: name, description, version." },
+    Route {
+        verb: Verb::Post,
+        path: "/reset",
+        op: Op::Reset,
+        summary: "Start an episode of a task (recorded as a trajectory).",
+    },
+    Route {
+        verb: Verb::Post,
+        path: "/step",
+        op: Op::Step,
+        summary: "Apply one action to an open episode.",
+    },
+    Route {
+        verb: Verb::Post,
+        path: "/close",
+        op: Op::Close,
+        summary: "Close an episode; a running one is recorded as abandoned.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/state",
+        op: Op::State,
+        summary: "An open episode's state.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/schema",
+        op: Op::Schema,
+        summary: "JSON Schemas of actions, observations and state, and the tools.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/tasks",
+        op: Op::Tasks,
+        summary: "The served worlds and their tasks (no answer keys).",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/health",
+        op: Op::Health,
+        summary: "Whether the server runs, and its limits.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/metadata",
+        op: Op::Metadata,
+        summary: "OpenEnv's environment metadata: name, description, version.",
+    },
 ];
 
 /// Paths answered besides [`ROUTES`].

@@ -143,7 +143,10 @@ fn read_error_frame(e: &axum::Error) -> CloseFrame {
             &format!("a message is larger than {} bytes", super::MAX_BODY),
         )
     } else {
-        frame(close_code::PROTOCOL, &format!("cannot read the message: {e}"))
+        frame(
+            close_code::PROTOCOL,
+            &format!("cannot read the message: {e}"),
+        )
     }
 }
 
@@ -245,7 +248,8 @@ fn parse(message: Value) -> Result<Parsed, ApiError> {
             )));
         }
     }
-    let data = |map: &mut Map<String, Value>, required: bool| match map.remove("data") {
+    let data = |map: &mut Map<String, Value>, required: bool| {
+        match map.remove("data") {
         Some(Value::Object(d)) => Ok(d),
         None | Some(Value::Null) if !required => Ok(Map::new()),
         None | Some(Value::Null) => Err(ApiError::invalid_request(format!(
@@ -255,6 +259,7 @@ fn parse(message: Value) -> Result<Parsed, ApiError> {
             "`data` of a `{kind}` message must be a JSON object, not {}",
             kind_of(&other)
         ))),
+    }
     };
     match kind.as_str() {
         "reset" => Ok(Parsed::Reset(data(&mut map, false)?)),
@@ -342,21 +347,32 @@ mod tests {
 
     #[test]
     fn messages_are_checked_against_openenv_types() {
-        assert_eq!(parse(json!({"type": "reset"})), Ok(Parsed::Reset(Map::new())));
+        assert_eq!(
+            parse(json!({"type": "reset"})),
+            Ok(Parsed::Reset(Map::new()))
+        );
         assert_eq!(
             parse(json!({"type": "step", "data": {"message": "hi"}})),
-            Ok(Parsed::Step(json!({"message": "hi"}).as_object().cloned().unwrap()))
+            Ok(Parsed::Step(
+                json!({"message": "hi"}).as_object().cloned().unwrap()
+            ))
         );
         assert_eq!(parse(json!({"type": "state"})), Ok(Parsed::State));
         assert_eq!(parse(json!({"type": "close"})), Ok(Parsed::Close));
         let code = |v: Value| parse(v).unwrap_err().code;
         assert_eq!(code(json!({"type": "launch"})), codes::UNKNOWN_TYPE);
-        assert_eq!(code(json!({"type": "mcp", "data": {}})), codes::UNKNOWN_TYPE);
+        assert_eq!(
+            code(json!({"type": "mcp", "data": {}})),
+            codes::UNKNOWN_TYPE
+        );
         assert_eq!(code(json!({"data": {}})), codes::UNKNOWN_TYPE);
         assert_eq!(code(json!([1])), codes::INVALID_REQUEST);
         assert_eq!(code(json!({"type": 3})), codes::INVALID_REQUEST);
         assert_eq!(code(json!({"type": "step"})), codes::INVALID_REQUEST);
-        assert_eq!(code(json!({"type": "step", "data": [1]})), codes::INVALID_REQUEST);
+        assert_eq!(
+            code(json!({"type": "step", "data": [1]})),
+            codes::INVALID_REQUEST
+        );
         let e = parse(json!({"type": "state", "data": {}})).unwrap_err();
         assert!(e.message.contains("`data`"), "{}", e.message);
     }

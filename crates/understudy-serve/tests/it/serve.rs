@@ -136,8 +136,10 @@ fn bad_requests_get_a_code_and_a_message_and_the_server_keeps_serving() {
         "invalid_request",
         "JSON object",
     );
+    // `{}` now picks a task by seed (tests/it/ws.rs); a `task_id` that is
+    // not text is still refused, naming the field.
     expect(
-        h.post("/reset", &json!({})),
+        h.post("/reset", &json!({"task_id": 3})),
         400,
         "invalid_request",
         "task_id",
@@ -320,7 +322,9 @@ fn bad_requests_get_a_code_and_a_message_and_the_server_keeps_serving() {
     let (status, schema) = h.get("/schema");
     assert_eq!(status, 200, "{schema}");
     assert!(schema["world_id"].is_null() && schema.get("tools").is_none());
-    let by_world = schema["tools_by_world"].as_object().expect("tools by world");
+    let by_world = schema["tools_by_world"]
+        .as_object()
+        .expect("tools by world");
     assert_eq!(
         by_world.keys().map(String::as_str).collect::<Vec<_>>(),
         ["support-desk", "mini"]

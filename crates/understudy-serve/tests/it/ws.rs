@@ -135,7 +135,10 @@ fn a_ws_session_runs_a_recorded_episode_like_http() {
     );
     assert_eq!(status, 200);
     assert_eq!(data["observation"], http["observation"]);
-    assert_eq!((data["reward"].as_f64(), data["done"].as_bool()), (Some(0.0), Some(false)));
+    assert_eq!(
+        (data["reward"].as_f64(), data["done"].as_bool()),
+        (Some(0.0), Some(false))
+    );
     let id = data["episode_id"].as_str().unwrap().to_string();
 
     let actions = solution(&support_desk(), "duplicate-charge");
@@ -151,8 +154,16 @@ fn a_ws_session_runs_a_recorded_episode_like_http() {
     let state = ask(&mut ws, json!({"type": "state"}));
     assert_eq!(state["type"], "state");
     assert_eq!(
-        (&state["data"]["status"], &state["data"]["step_count"], &state["data"]["model"]),
-        (&json!("submitted"), &json!(actions.len()), &json!("ws-agent"))
+        (
+            &state["data"]["status"],
+            &state["data"]["step_count"],
+            &state["data"]["model"]
+        ),
+        (
+            &json!("submitted"),
+            &json!(actions.len()),
+            &json!("ws-agent")
+        )
     );
     let over = ask(&mut ws, json!({"type": "step", "data": {"message": "hi"}}));
     assert_eq!(ws_error(&over), ("EXECUTION_ERROR", "episode_over"));
@@ -170,17 +181,61 @@ fn framing_errors_get_clear_errors_and_the_session_goes_on() {
     let mut ws = open(&h);
     let cases: Vec<(&str, (&str, &str), &str)> = vec![
         ("{oops", ("INVALID_JSON", "invalid_json"), "not valid JSON"),
-        ("[1, 2]", ("VALIDATION_ERROR", "invalid_request"), "JSON object"),
-        (r#"{"data": {}}"#, ("UNKNOWN_TYPE", "unknown_type"), "no `type`"),
-        (r#"{"type": 7}"#, ("VALIDATION_ERROR", "invalid_request"), "`type` must be text"),
-        (r#"{"type": "launch"}"#, ("UNKNOWN_TYPE", "unknown_type"), "`launch`"),
-        (r#"{"type": "mcp", "data": {}}"#, ("UNKNOWN_TYPE", "unknown_type"), "MCP"),
-        (r#"{"type": "state", "extra": 1}"#, ("VALIDATION_ERROR", "invalid_request"), "`extra`"),
-        (r#"{"type": "step"}"#, ("VALIDATION_ERROR", "invalid_request"), "needs `data`"),
-        (r#"{"type": "step", "data": "hi"}"#, ("VALIDATION_ERROR", "invalid_request"), "JSON object"),
-        (r#"{"type": "step", "data": {"message": "hi"}}"#, ("VALIDATION_ERROR", "invalid_request"), "send `reset` first"),
-        (r#"{"type": "reset", "data": {"seeds": 1}}"#, ("VALIDATION_ERROR", "invalid_request"), "`seeds`"),
-        (r#"{"type": "reset", "data": {"task_id": "nope"}}"#, ("EXECUTION_ERROR", "unknown_task"), "nope"),
+        (
+            "[1, 2]",
+            ("VALIDATION_ERROR", "invalid_request"),
+            "JSON object",
+        ),
+        (
+            r#"{"data": {}}"#,
+            ("UNKNOWN_TYPE", "unknown_type"),
+            "no `type`",
+        ),
+        (
+            r#"{"type": 7}"#,
+            ("VALIDATION_ERROR", "invalid_request"),
+            "`type` must be text",
+        ),
+        (
+            r#"{"type": "launch"}"#,
+            ("UNKNOWN_TYPE", "unknown_type"),
+            "`launch`",
+        ),
+        (
+            r#"{"type": "mcp", "data": {}}"#,
+            ("UNKNOWN_TYPE", "unknown_type"),
+            "MCP",
+        ),
+        (
+            r#"{"type": "state", "extra": 1}"#,
+            ("VALIDATION_ERROR", "invalid_request"),
+            "`extra`",
+        ),
+        (
+            r#"{"type": "step"}"#,
+            ("VALIDATION_ERROR", "invalid_request"),
+            "needs `data`",
+        ),
+        (
+            r#"{"type": "step", "data": "hi"}"#,
+            ("VALIDATION_ERROR", "invalid_request"),
+            "JSON object",
+        ),
+        (
+            r#"{"type": "step", "data": {"message": "hi"}}"#,
+            ("VALIDATION_ERROR", "invalid_request"),
+            "send `reset` first",
+        ),
+        (
+            r#"{"type": "reset", "data": {"seeds": 1}}"#,
+            ("VALIDATION_ERROR", "invalid_request"),
+            "`seeds`",
+        ),
+        (
+            r#"{"type": "reset", "data": {"task_id": "nope"}}"#,
+            ("EXECUTION_ERROR", "unknown_task"),
+            "nope",
+        ),
     ];
     for (text, codes, needle) in cases {
         let answer = ask_raw(&mut ws, text);
@@ -198,14 +253,20 @@ fn framing_errors_get_clear_errors_and_the_session_goes_on() {
     assert_eq!(ws_error(&answer).0, "INVALID_JSON");
 
     // Still serving: an episode runs, and a refused step leaves it as it was.
-    let reset = ask(&mut ws, json!({"type": "reset", "data": {"task_id": "pay-back"}}));
+    let reset = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"task_id": "pay-back"}}),
+    );
     assert_eq!(reset["type"], "observation", "{reset}");
     let bad = ask(&mut ws, json!({"type": "step", "data": {"args": {}}}));
     assert_eq!(ws_error(&bad), ("VALIDATION_ERROR", "invalid_action"));
     let state = ask(&mut ws, json!({"type": "state"}));
     assert_eq!(state["data"]["step_count"], 0);
     // A reset with a typo does not end the running episode.
-    let typo = ask(&mut ws, json!({"type": "reset", "data": {"tsk_id": "pay-back"}}));
+    let typo = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"tsk_id": "pay-back"}}),
+    );
     assert_eq!(ws_error(&typo).1, "invalid_request");
     let id = state["data"]["episode_id"].as_str().unwrap().to_string();
     assert_eq!(status_of(&h, &id), EpisodeStatus::InProgress);
@@ -215,7 +276,10 @@ fn framing_errors_get_clear_errors_and_the_session_goes_on() {
 fn an_oversized_message_closes_the_socket_with_1009_and_the_server_goes_on() {
     let h = Harness::start(ServeConfig::default(), None);
     let mut ws = open(&h);
-    let reset = ask(&mut ws, json!({"type": "reset", "data": {"task_id": "pay-back"}}));
+    let reset = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"task_id": "pay-back"}}),
+    );
     let id = reset["data"]["episode_id"].as_str().unwrap().to_string();
     let huge = json!({"type": "step", "data": {"message": "x".repeat(5 << 20)}}).to_string();
     // The server may close before the whole message is written.
@@ -235,14 +299,20 @@ fn an_oversized_message_closes_the_socket_with_1009_and_the_server_goes_on() {
 fn a_dropped_connection_or_a_new_reset_abandons_the_running_episode() {
     let h = Harness::start(ServeConfig::default(), None);
     let mut ws = open(&h);
-    let first = ask(&mut ws, json!({"type": "reset", "data": {"task_id": "pay-back"}}));
+    let first = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"task_id": "pay-back"}}),
+    );
     let first = first["data"]["episode_id"].as_str().unwrap().to_string();
     let step = ask(
         &mut ws,
         json!({"type": "step", "data": {"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 5}}}),
     );
     assert_eq!(step["type"], "observation", "{step}");
-    let second = ask(&mut ws, json!({"type": "reset", "data": {"task_id": "frozen"}}));
+    let second = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"task_id": "frozen"}}),
+    );
     let second = second["data"]["episode_id"].as_str().unwrap().to_string();
     assert_eq!(status_of(&h, &first), EpisodeStatus::Abandoned);
     assert_eq!(h.store().steps(&first).unwrap().len(), 1, "every step kept");
@@ -260,7 +330,10 @@ fn an_idle_session_is_closed_with_1008() {
     };
     let h = Harness::start(config, None);
     let mut ws = open(&h);
-    let reset = ask(&mut ws, json!({"type": "reset", "data": {"task_id": "pay-back"}}));
+    let reset = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"task_id": "pay-back"}}),
+    );
     let id = reset["data"]["episode_id"].as_str().unwrap().to_string();
     let (code, reason) = closed_with(&mut ws);
     assert_eq!(code, CloseCode::Policy, "{reason}");
@@ -272,15 +345,15 @@ fn an_idle_session_is_closed_with_1008() {
 fn shutdown_closes_sessions_with_1001() {
     let mut h = Harness::start(ServeConfig::default(), None);
     let mut ws = open(&h);
-    let reset = ask(&mut ws, json!({"type": "reset", "data": {"task_id": "pay-back"}}));
+    let reset = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"task_id": "pay-back"}}),
+    );
     let id = reset["data"]["episode_id"].as_str().unwrap().to_string();
     let store = std::sync::Arc::clone(h.store());
     h.shutdown();
     assert_eq!(closed_with(&mut ws).0, CloseCode::Away);
-    assert_eq!(
-        store.episode(&id).unwrap().status,
-        EpisodeStatus::Abandoned
-    );
+    assert_eq!(store.episode(&id).unwrap().status, EpisodeStatus::Abandoned);
 }
 
 #[test]
@@ -348,7 +421,11 @@ fn reset_without_a_task_picks_by_seed() {
     };
     assert_eq!(picked(json!({})), listed[0]);
     assert_eq!(picked(json!({"seed": 1})), listed[1]);
-    assert_eq!(picked(json!({"seed": n + 1})), listed[1], "modulo the count");
+    assert_eq!(
+        picked(json!({"seed": n + 1})),
+        listed[1],
+        "modulo the count"
+    );
     assert_eq!(
         picked(json!({"world_id": "mini", "seed": 1})),
         ("mini".to_string(), "frozen".to_string())
@@ -371,7 +448,10 @@ fn metadata_names_the_world_or_the_server() {
     let (_, meta) = several.get("/metadata");
     assert_eq!(meta["name"], "Understudy");
     let description = meta["description"].as_str().unwrap();
-    assert!(description.contains("`support-desk`") && description.contains("`mini`"), "{description}");
+    assert!(
+        description.contains("`support-desk`") && description.contains("`mini`"),
+        "{description}"
+    );
     let (status, out) = several.get("/metadata?x=1");
     assert_eq!((status, error_code(&out)), (400, "invalid_request"));
 }
@@ -379,7 +459,10 @@ fn metadata_names_the_world_or_the_server() {
 /// Validates `instance` against `schema` (a part of the OpenAPI document).
 fn assert_valid(schema: &Value, instance: &Value, what: &str) {
     let validator = jsonschema::validator_for(schema).unwrap_or_else(|e| panic!("{what}: {e}"));
-    let errors: Vec<String> = validator.iter_errors(instance).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{what}: {errors:?}\n{instance}");
 }
 
@@ -394,22 +477,44 @@ fn openapi_describes_the_routes_and_real_responses_match_it() {
     for route in understudy_serve::http::ROUTES {
         assert!(paths.contains_key(route.path), "{} missing", route.path);
     }
-    for path in ["/ws", "/openapi.json", "/reset", "/step", "/state", "/metadata"] {
+    for path in [
+        "/ws",
+        "/openapi.json",
+        "/reset",
+        "/step",
+        "/state",
+        "/metadata",
+    ] {
         assert!(paths.contains_key(path), "{path}");
     }
     // The request body lists exactly the fields the server accepts.
-    let reset_body = &doc["paths"]["/reset"]["post"]["requestBody"]["content"]["application/json"]["schema"];
+    let reset_body =
+        &doc["paths"]["/reset"]["post"]["requestBody"]["content"]["application/json"]["schema"];
     let fields: Vec<&str> = reset_body["properties"]
         .as_object()
         .unwrap()
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(fields, ["task_id", "world_id", "seed", "episode_id", "model"]);
-    assert_eq!(doc["paths"]["/reset"]["post"]["requestBody"]["required"], false);
-    assert_eq!(doc["paths"]["/step"]["post"]["requestBody"]["content"]["application/json"]["schema"]["required"], json!(["episode_id", "action"]));
+    assert_eq!(
+        fields,
+        ["task_id", "world_id", "seed", "episode_id", "model"]
+    );
+    assert_eq!(
+        doc["paths"]["/reset"]["post"]["requestBody"]["required"],
+        false
+    );
+    assert_eq!(
+        doc["paths"]["/step"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+            ["required"],
+        json!(["episode_id", "action"])
+    );
     // A body the document allows is accepted; one it refuses is refused.
-    assert_valid(reset_body, &json!({"task_id": "pay-back", "seed": 3}), "reset body");
+    assert_valid(
+        reset_body,
+        &json!({"task_id": "pay-back", "seed": 3}),
+        "reset body",
+    );
     let refused = jsonschema::validator_for(reset_body).unwrap();
     assert!(!refused.is_valid(&json!({"seeds": 3})));
 
@@ -417,14 +522,26 @@ fn openapi_describes_the_routes_and_real_responses_match_it() {
     let reset = h.reset(json!({"task_id": "pay-back"}));
     assert_valid(step_schema, &reset, "reset response");
     let id = reset["episode_id"].as_str().unwrap();
-    let (_, step) = h.step(id, json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": "lots"}}));
+    let (_, step) = h.step(
+        id,
+        json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": "lots"}}),
+    );
     assert_valid(step_schema, &step, "a failed tool call's step response");
     let response = |path: &str, verb: &str| {
-        doc["paths"][path][verb]["responses"]["200"]["content"]["application/json"]["schema"].clone()
+        doc["paths"][path][verb]["responses"]["200"]["content"]["application/json"]["schema"]
+            .clone()
     };
-    assert_valid(&response("/state", "get"), &h.get(&format!("/state?episode_id={id}")).1, "state");
+    assert_valid(
+        &response("/state", "get"),
+        &h.get(&format!("/state?episode_id={id}")).1,
+        "state",
+    );
     assert_valid(&response("/health", "get"), &h.get("/health").1, "health");
-    assert_valid(&response("/metadata", "get"), &h.get("/metadata").1, "metadata");
+    assert_valid(
+        &response("/metadata", "get"),
+        &h.get("/metadata").1,
+        "metadata",
+    );
     assert_valid(&response("/schema", "get"), &h.get("/schema").1, "schema");
     assert_valid(&response("/tasks", "get"), &h.get("/tasks").1, "tasks");
     let (_, closed) = h.post("/close", &json!({"episode_id": id}));
