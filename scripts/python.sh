@@ -10,6 +10,8 @@ PY_VENV=target/venv-ci
 # pip requirement specifiers, installed into PY_VENV.
 PY_PACKAGES=(
   "datasets>=5,<6"   # the `json` feature type the dataset card declares
+  "openenv-core==0.3.0"   # OpenEnv's GenericEnvClient and validator (tests/python/test_openenv.py)
+  "pytest>=7"
 )
 
 # Creates the venv if needed and installs PY_PACKAGES (a no-op when they are
@@ -43,8 +45,17 @@ python_check_gym() {
   UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q clients/python/tests
 }
 
+# OpenEnv's own client (GenericEnvClient over /ws) and its
+# validate_running_environment against the real `understudy serve --http`.
+python_check_openenv() {
+  step "python: openenv-core's GenericEnvClient and validator against the real server"
+  cargo build --locked --quiet -p understudy-cli
+  UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_openenv.py
+}
+
 python_tests() {
   python_venv
   python_check_datasets
   python_check_gym
+  python_check_openenv
 }

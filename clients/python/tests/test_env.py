@@ -112,7 +112,7 @@ def test_a_server_with_a_token_needs_it_and_the_client_sends_it(binary, store, m
         with pytest.raises(UnderstudyError) as refused:
             HttpClient(url).call("health")
         assert refused.value.code == "unauthorized"
-        assert HttpClient(url, token=token).call("health")["status"] == "ok"
+        assert HttpClient(url, token=token).call("health")["status"] == "healthy"
         monkeypatch.setenv("UNDERSTUDY_TOKEN", token)
         env = UnderstudyEnv("pay-back", url=url, model="with-token")
         env.reset(seed=0)

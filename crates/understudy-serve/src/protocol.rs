@@ -57,9 +57,13 @@ pub mod codes {
     pub const INVALID_ACTION: &str = "invalid_action";
     /// The stdio `op` is not one the server knows.
     pub const UNKNOWN_OP: &str = "unknown_op";
+    /// A `/ws` message's `type` is not one the server knows.
+    pub const UNKNOWN_TYPE: &str = "unknown_type";
     /// No such HTTP route.
     pub const NOT_FOUND: &str = "not_found";
     pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    /// HTTP: `GET /ws` without a WebSocket handshake.
+    pub const UPGRADE_REQUIRED: &str = "upgrade_required";
     /// The body (or line) is larger than the limit.
     pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
     /// HTTP: the body did not arrive in time.
@@ -99,10 +103,11 @@ pub enum Op {
     Schema,
     Tasks,
     Health,
+    Metadata,
 }
 
 impl Op {
-    pub const ALL: [Op; 7] = [
+    pub const ALL: [Op; 8] = [
         Op::Reset,
         Op::Step,
         Op::State,
@@ -110,6 +115,7 @@ impl Op {
         Op::Schema,
         Op::Tasks,
         Op::Health,
+        Op::Metadata,
     ];
 
     pub fn name(self) -> &'static str {
@@ -121,6 +127,20 @@ impl Op {
             Op::Schema => "schema",
             Op::Tasks => "tasks",
             Op::Health => "health",
+            Op::Metadata => "metadata",
+        }
+    }
+
+    /// The fields the op accepts: the one list that both refuses unknown
+    /// fields ([`Fields::check_known`]) and documents them (`/openapi.json`).
+    pub fn fields(self) -> &'static [FieldSpec] {
+        match self {
+            Op::Reset => fields::RESET,
+            Op::Step => fields::STEP,
+            Op::State | Op::Close => fields::EPISODE_ONLY,
+            Op::Schema => fields::SCHEMA,
+            Op::Tasks => fields::TASKS,
+            Op::Health | Op::Metadata => &[],
         }
     }
 
@@ -129,10 +149,105 @@ impl Op {
     }
 }
 
+/// The JSON type of a request field, for its schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    Text,
+    /// A non-negative integer (text digits in a query string).
+    Unsigned,
+    Number,
+    /// An action, in any shape of [`action_schema`].
+    Action,
+}
+
+/// One field an op accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSpec {
+    pub name: &'static str,
+    pub kind: FieldKind,
+    pub required: bool,
+    pub doc: &'static str,
+}
+
+impl FieldSpec {
+    const fn required(name: &'static str, kind: FieldKind, doc: &'static str) -> FieldSpec {
+        FieldSpec {
+            name,
+            kind,
+            required: true,
+            doc,
+        }
+    }
+
+    const fn optional(name: &'static str, kind: FieldKind, doc: &'static str) -> FieldSpec {
+        FieldSpec {
+            name,
+            kind,
+            required: false,
+            doc,
+        }
+    }
+
+    /// The field's JSON Schema.
+    pub fn schema(&self) -> Value {
+        let mut schema = match self.kind {
+            FieldKind::Text => json!({"type": "string"}),
+            FieldKind::Unsigned => json!({"type": "integer", "minimum": 0}),
+            FieldKind::Number => json!({"type": "number"}),
+            FieldKind::Action => action_schema(),
+        };
+        if let Some(o) = schema.as_object_mut() {
+            o.remove("$schema");
+            o.insert("description".into(), json!(self.doc));
+        }
+        schema
+    }
+}
+
+/// What each op accepts (see [`Op::fields`]).
+mod fields {
+    use super::FieldKind::{Action, Number, Text, Unsigned};
+    use super::FieldSpec;
+
+    const EPISODE: FieldSpec = FieldSpec::required("episode_id", Text, "The id `reset` returned.");
+
+    pub const RESET: &[FieldSpec] = &[
+        FieldSpec::optional("task_id", Text, "A task id, as listed by `tasks`. Without it the task is chosen by `seed`: the served tasks in `tasks` order (only `world_id`'s when given), index `seed` modulo their number."),
+        FieldSpec::optional("world_id", Text, "A world id, as listed by `tasks`; needed only if two served worlds share `task_id`, or to choose among one world's tasks when `task_id` is left out."),
+        FieldSpec::optional("seed", Unsigned, "The episode's seed (default 0)."),
+        FieldSpec::optional("episode_id", Text, "Your own handle for the episode: 1 to 128 of `A-Z a-z 0-9 - _ . :`; default the trajectory's id."),
+        FieldSpec::optional("model", Text, "The agent's model, recorded as the actor (default `unknown`)."),
+    ];
+
+    pub const STEP: &[FieldSpec] = &[
+        EPISODE,
+        FieldSpec::required(
+            "action",
+            Action,
+            "The action (see the `action` schema of `schema`).",
+        ),
+        FieldSpec::optional("timeout_s", Number, "OpenEnv's; accepted and ignored."),
+        FieldSpec::optional("request_id", Text, "OpenEnv's; accepted and ignored."),
+    ];
+
+    pub const EPISODE_ONLY: &[FieldSpec] = &[EPISODE];
+
+    pub const SCHEMA: &[FieldSpec] = &[
+        FieldSpec::optional("world_id", Text, "A world id; without it (and without `task_id`) while several worlds are served, the tools are listed by world in `tools_by_world`."),
+        FieldSpec::optional("task_id", Text, "Only this task's tools."),
+    ];
+
+    pub const TASKS: &[FieldSpec] = &[FieldSpec::optional(
+        "world_id",
+        Text,
+        "Only this world's tasks.",
+    )];
+}
+
 /// A request's fields, with accessors whose errors name the field.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Fields {
-    op: &'static str,
+    op: Op,
     map: Map<String, Value>,
 }
 
@@ -140,9 +255,9 @@ impl Fields {
     /// `body` must be an object; `null` counts as no fields.
     pub fn from_value(op: Op, body: Value) -> Result<Fields, ApiError> {
         match body {
-            Value::Object(map) => Ok(Fields { op: op.name(), map }),
+            Value::Object(map) => Ok(Fields { op, map }),
             Value::Null => Ok(Fields {
-                op: op.name(),
+                op,
                 map: Map::new(),
             }),
             other => Err(ApiError::invalid_request(format!(
@@ -156,7 +271,7 @@ impl Fields {
     /// Query-string parameters: every value is text.
     pub fn from_query(op: Op, pairs: impl IntoIterator<Item = (String, String)>) -> Fields {
         Fields {
-            op: op.name(),
+            op,
             map: pairs
                 .into_iter()
                 .map(|(k, v)| (k, Value::String(v)))
@@ -164,8 +279,14 @@ impl Fields {
         }
     }
 
-    /// Refuses fields the op does not know: a typo such as `seeds` must not
-    /// silently run with the default.
+    /// Refuses fields the op does not know ([`Op::fields`]): a typo such as
+    /// `seeds` must not silently run with the default.
+    pub fn check_known(&self) -> Result<(), ApiError> {
+        let known: Vec<&str> = self.op.fields().iter().map(|f| f.name).collect();
+        self.only(&known)
+    }
+
+    /// Refuses fields not in `known`.
     pub fn only(&self, known: &[&str]) -> Result<(), ApiError> {
         let unknown: Vec<&str> = self
             .map
@@ -186,7 +307,7 @@ impl Fields {
         Err(ApiError::invalid_request(format!(
             "unknown field(s) {} in `{}`; expected only {}",
             list(&unknown),
-            self.op,
+            self.op.name(),
             if known.is_empty() {
                 "no fields".to_string()
             } else {
@@ -201,7 +322,10 @@ impl Fields {
 
     pub fn required(&self, name: &str, what: &str) -> Result<&Value, ApiError> {
         self.get(name).ok_or_else(|| {
-            ApiError::invalid_request(format!("`{}` needs the field `{name}` ({what})", self.op))
+            ApiError::invalid_request(format!(
+                "`{}` needs the field `{name}` ({what})",
+                self.op.name()
+            ))
         })
     }
 
@@ -235,7 +359,7 @@ impl Fields {
     fn wrong_type(&self, name: &str, what: &str, got: &Value) -> ApiError {
         ApiError::invalid_request(format!(
             "`{name}` in `{}` must be {what}, not {}",
-            self.op,
+            self.op.name(),
             describe(got)
         ))
     }

@@ -149,14 +149,19 @@ impl Server {
             Op::Schema => self.schema(&fields).map(Reply::Value),
             Op::Tasks => self.tasks(&fields).map(Reply::Value),
             Op::Health => self.health(&fields).map(Reply::Value),
+            Op::Metadata => self.metadata(&fields).map(Reply::Value),
         }
     }
 
     fn reset(&self, f: &Fields) -> Result<StepResponse, ApiError> {
-        f.only(&["task_id", "world_id", "seed", "episode_id", "model"])?;
-        let task_id = f.required_text("task_id", "a task id, as listed by `tasks`")?;
+        f.check_known()?;
+        let task_id = f.text("task_id", "a task id, as listed by `tasks`")?;
         let world_id = f.text("world_id", "a world id, as listed by `tasks`")?;
         let seed = f.unsigned("seed", "a non-negative integer")?.unwrap_or(0);
+        let (world, task_id) = match task_id {
+            Some(t) => (Arc::clone(self.resolve(world_id.as_deref(), &t)?), t),
+            None => self.default_task(world_id.as_deref(), seed)?,
+        };
         let key = f.text("episode_id", "text")?;
         if let Some(k) = &key {
             check_id(k)?;
@@ -165,7 +170,6 @@ impl Server {
             .text("model", "text naming the agent's model")?
             .unwrap_or_else(|| "unknown".to_string());
         check_model(&model)?;
-        let world = Arc::clone(self.resolve(world_id.as_deref(), &task_id)?);
         let reservation = self.sessions.reserve(key.as_deref())?;
         let episode = self.pool.take(&world).map_err(engine_error)?;
         let recorder = Recorder::start_with(
@@ -207,7 +211,7 @@ impl Server {
     }
 
     fn step(&self, f: &Fields) -> Result<StepResponse, ApiError> {
-        f.only(&["episode_id", "action", "timeout_s", "request_id"])?;
+        f.check_known()?;
         let key = f.required_text("episode_id", "the id `reset` returned")?;
         let parsed = protocol::parse_move(f)?;
         let session = self.sessions.get(&key)?;
@@ -374,7 +378,7 @@ impl Server {
     }
 
     fn state(&self, f: &Fields) -> Result<Value, ApiError> {
-        f.only(&["episode_id"])?;
+        f.check_known()?;
         let key = f.required_text("episode_id", "the id `reset` returned")?;
         let session = self.sessions.get(&key)?;
         let _busy = session.enter(&self.sessions);
@@ -403,7 +407,7 @@ impl Server {
     }
 
     fn close(&self, f: &Fields) -> Result<Value, ApiError> {
-        f.only(&["episode_id"])?;
+        f.check_known()?;
         let key = f.required_text("episode_id", "the id `reset` returned")?;
         let session = self
             .sessions
@@ -419,7 +423,7 @@ impl Server {
     }
 
     fn schema(&self, f: &Fields) -> Result<Value, ApiError> {
-        f.only(&["world_id", "task_id"])?;
+        f.check_known()?;
         let world_id = f.text("world_id", "a world id")?;
         let task_id = f.text("task_id", "a task id")?;
         let (world, specs) = match &task_id {
@@ -428,27 +432,38 @@ impl Server {
                 let task = world.task(t).ok_or_else(|| unknown_task(world, t))?;
                 (world, world.task_tool_specs(task))
             }
+            None if world_id.is_none() && self.worlds.len() > 1 => {
+                let by_world: Map<String, Value> = self
+                    .worlds
+                    .values()
+                    .map(|w| (w.meta.id.clone(), json!(agent_tools(w, w.tool_specs()))))
+                    .collect();
+                return Ok(json!({
+                    "world_id": null,
+                    "task_id": null,
+                    "action": protocol::action_schema(),
+                    "observation": protocol::observation_schema(),
+                    "state": protocol::state_schema(),
+                    "tools_by_world": by_world,
+                }));
+            }
             None => {
                 let world = self.world(world_id.as_deref())?;
                 (world, world.tool_specs())
             }
         };
-        let mut tools: Vec<Value> = specs.iter().map(protocol::openai_function).collect();
-        if !world.tools.contains_key(protocol::SUBMIT_TOOL) {
-            tools.push(protocol::submit_function());
-        }
         Ok(json!({
             "world_id": world.meta.id,
             "task_id": task_id,
             "action": protocol::action_schema(),
             "observation": protocol::observation_schema(),
             "state": protocol::state_schema(),
-            "tools": tools,
+            "tools": agent_tools(world, specs),
         }))
     }
 
     fn tasks(&self, f: &Fields) -> Result<Value, ApiError> {
-        f.only(&["world_id"])?;
+        f.check_known()?;
         let only = f.text("world_id", "a world id")?;
         if let Some(w) = &only {
             self.world(Some(w))?;
@@ -484,10 +499,11 @@ impl Server {
     }
 
     fn health(&self, f: &Fields) -> Result<Value, ApiError> {
-        f.only(&[])?;
+        f.check_known()?;
         let worlds: Vec<Value> = self.worlds.values().map(|w| world_summary(w)).collect();
         Ok(json!({
-            "status": "ok",
+            // OpenEnv's word; its validator accepts no other.
+            "status": "healthy",
             "version": env!("CARGO_PKG_VERSION"),
             "worlds": worlds,
             "episodes": {
@@ -503,6 +519,64 @@ impl Server {
             "reward_source": self.reward.name(),
             "user_sim": self.user_sim.is_some(),
         }))
+    }
+
+    /// What OpenEnv's `/metadata` carries (`name`, `description`,
+    /// `version`): the world's own when one is served.
+    fn metadata(&self, f: &Fields) -> Result<Value, ApiError> {
+        f.check_known()?;
+        let mut worlds = self.worlds.values();
+        Ok(match (worlds.next(), worlds.next()) {
+            (Some(w), None) => json!({
+                "name": w.meta.name,
+                "description": if w.meta.description.trim().is_empty() {
+                    format!("The Understudy world `{}`: {} tasks.", w.meta.id, w.tasks.len())
+                } else {
+                    w.meta.description.clone()
+                },
+                "version": w.meta.version,
+            }),
+            _ => json!({
+                "name": "Understudy",
+                "description": format!(
+                    "Understudy worlds, served to agents with every episode recorded: {}.",
+                    self.world_list()
+                ),
+                "version": env!("CARGO_PKG_VERSION"),
+            }),
+        })
+    }
+
+    /// The task a reset without `task_id` runs: the served tasks in
+    /// `tasks` order (only `world_id`'s when given), index `seed` modulo
+    /// their number, so seed 0 is the first and seeds walk through them.
+    fn default_task(
+        &self,
+        world_id: Option<&str>,
+        seed: u64,
+    ) -> Result<(Arc<World>, String), ApiError> {
+        let candidates: Vec<(&Arc<World>, &String)> = match world_id {
+            Some(w) => {
+                let world = self.world(Some(w))?;
+                world.tasks.keys().map(|t| (world, t)).collect()
+            }
+            None => self
+                .worlds
+                .values()
+                .flat_map(|w| w.tasks.keys().map(move |t| (w, t)))
+                .collect(),
+        };
+        let count = candidates.len() as u64;
+        if count == 0 {
+            return Err(ApiError::new(
+                404,
+                codes::UNKNOWN_TASK,
+                "`reset` without `task_id`: no served world has a task",
+            ));
+        }
+        let index = usize::try_from(seed % count).unwrap_or(0);
+        let (world, task) = candidates[index];
+        Ok((Arc::clone(world), task.clone()))
     }
 
     /// Closes sessions idle past the timeout, recording running ones as
@@ -632,6 +706,16 @@ fn unknown_task(world: &World, task_id: &str) -> ApiError {
             known.join(", ")
         ),
     )
+}
+
+/// A world's tools as OpenAI function specs, with the `submit`
+/// pseudo-tool unless the world has its own.
+fn agent_tools(world: &World, specs: Vec<understudy::world::ToolSpec>) -> Vec<Value> {
+    let mut tools: Vec<Value> = specs.iter().map(protocol::openai_function).collect();
+    if !world.tools.contains_key(protocol::SUBMIT_TOOL) {
+        tools.push(protocol::submit_function());
+    }
+    tools
 }
 
 fn world_summary(w: &World) -> Value {

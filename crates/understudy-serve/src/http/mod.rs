@@ -1,7 +1,10 @@
-//! HTTP in OpenEnv's shape (axum on tokio): `POST /reset`, `POST /step`,
-//! `POST /close`, `GET /state?episode_id=`, `GET /schema`, `GET /tasks`,
-//! `GET /health`. Errors are `{"error": {"code", "message", "status"}}` with
-//! the matching HTTP status, for every route, including unknown ones.
+//! HTTP in OpenEnv's shape (axum on tokio): the routes of [`ROUTES`]
+//! (`POST /reset`, `POST /step`, `POST /close`, `GET /state?episode_id=`,
+//! `GET /schema`, `GET /tasks`, `GET /health`, `GET /metadata`), OpenEnv's
+//! WebSocket sessions on `GET /ws` ([`ws`]) and `GET /openapi.json`
+//! ([`openapi`], generated from the same tables). Errors are
+//! `{"error": {"code", "message", "status"}}` with the matching HTTP
+//! status, for every route, including unknown ones.
 //!
 //! Engine work runs on tokio's blocking pool: a step waits on an fsync, and
 //! the async workers must keep accepting and answering meanwhile.
@@ -12,11 +15,14 @@
 //! [`HttpOptions::header_timeout`] and a body within
 //! [`HttpOptions::body_timeout`], whole, and at most [`MAX_BODY`] bytes;
 //! open connections are capped; and shutdown waits for requests in flight
-//! only [`HttpOptions::shutdown_grace`]. The threat model is in
-//! `docs/agent-api.md`.
+//! only [`HttpOptions::shutdown_grace`]. `/ws` upgrades pass the same
+//! guard; a WebSocket session is bounded by message size, the idle timeout
+//! and shutdown ([`ws`]). The threat model is in `docs/agent-api.md`.
 
 mod guard;
 mod listen;
+pub mod openapi;
+pub mod ws;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -25,6 +31,8 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Query, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
@@ -33,8 +41,10 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Value};
+use tokio::sync::Semaphore;
 
 pub use guard::Guard;
+pub use listen::Stopping;
 
 use super::protocol::{codes, ApiError, Fields, Op};
 use super::service::{Reply, Server};
@@ -73,29 +83,140 @@ impl Default for HttpOptions {
     }
 }
 
+/// An HTTP method a route answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Post,
+}
+
+impl Verb {
+    fn name(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+        }
+    }
+
+    /// The key of an operation in an OpenAPI path item.
+    fn openapi(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::Post => "post",
+        }
+    }
+}
+
+/// One route running an [`Op`]: a POST reads its fields from the JSON
+/// body, a GET from the query string.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    pub verb: Verb,
+    pub path: &'static str,
+    pub op: Op,
+    pub summary: &'static str,
+}
+
+/// Every route that runs an op: the router, `/openapi.json` and the
+/// not-found message are all built from this table.
+pub const ROUTES: &[Route] = &[
+    Route {
+        verb: Verb::Post,
+        path: "/reset",
+        op: Op::Reset,
+        summary: "Start an episode of a task (recorded as a trajectory).",
+    },
+    Route {
+        verb: Verb::Post,
+        path: "/step",
+        op: Op::Step,
+        summary: "Apply one action to an open episode.",
+    },
+    Route {
+        verb: Verb::Post,
+        path: "/close",
+        op: Op::Close,
+        summary: "Close an episode; a running one is recorded as abandoned.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/state",
+        op: Op::State,
+        summary: "An open episode's state.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/schema",
+        op: Op::Schema,
+        summary: "JSON Schemas of actions, observations and state, and the tools.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/tasks",
+        op: Op::Tasks,
+        summary: "The served worlds and their tasks (no answer keys).",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/health",
+        op: Op::Health,
+        summary: "Whether the server runs, and its limits.",
+    },
+    Route {
+        verb: Verb::Get,
+        path: "/metadata",
+        op: Op::Metadata,
+        summary: "OpenEnv's environment metadata: name, description, version.",
+    },
+];
+
+/// Paths answered besides [`ROUTES`].
+const OTHER_ROUTES: &[(Verb, &str)] = &[(Verb::Get, "/ws"), (Verb::Get, "/openapi.json")];
+
 /// What the handlers share.
 #[derive(Clone)]
 struct App {
     server: Arc<Server>,
     body_timeout: Duration,
+    /// Open WebSocket sessions at most (one permit each).
+    ws_slots: Arc<Semaphore>,
+    stopping: Stopping,
 }
 
-/// The routes behind `guard`, for tests and embedding.
+/// The routes behind `guard`, for tests and embedding. WebSocket sessions
+/// are capped at [`HttpOptions::default`]'s `max_connections` and never
+/// told to stop.
 pub fn router(server: Arc<Server>, guard: Guard, body_timeout: Duration) -> Router {
+    let slots = HttpOptions::default().max_connections;
+    build_router(server, guard, body_timeout, slots, Stopping::never())
+}
+
+fn build_router(
+    server: Arc<Server>,
+    guard: Guard,
+    body_timeout: Duration,
+    ws_slots: usize,
+    stopping: Stopping,
+) -> Router {
     let guard = Arc::new(guard);
-    Router::new()
-        .route("/reset", post(|s, b| post_op(Op::Reset, s, b)))
-        .route("/step", post(|s, b| post_op(Op::Step, s, b)))
-        .route("/close", post(|s, b| post_op(Op::Close, s, b)))
-        .route("/state", get(|s, q| get_op(Op::State, s, q)))
-        .route("/schema", get(|s, q| get_op(Op::Schema, s, q)))
-        .route("/tasks", get(|s, q| get_op(Op::Tasks, s, q)))
-        .route("/health", get(|s, q| get_op(Op::Health, s, q)))
+    let mut routes = Router::new();
+    for route in ROUTES {
+        let op = route.op;
+        routes = match route.verb {
+            Verb::Post => routes.route(route.path, post(move |s, b| post_op(op, s, b))),
+            Verb::Get => routes.route(route.path, get(move |s, q| get_op(op, s, q))),
+        };
+    }
+    routes
+        .route("/ws", get(ws_upgrade))
+        .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(App {
             server,
             body_timeout,
+            ws_slots: Arc::new(Semaphore::new(ws_slots.max(1))),
+            stopping,
         })
         .layer(axum::middleware::from_fn(
             move |req: Request, next: Next| {
@@ -133,13 +254,20 @@ pub async fn serve_with(
 ) -> std::io::Result<()> {
     let bound: SocketAddr = listener.local_addr()?;
     let guard = Guard::new(bound, options.token.clone(), &options.allowed_hosts);
-    let app = router(Arc::clone(&server), guard, options.body_timeout);
+    let (stop, stopping) = listen::stop_signal();
+    let app = build_router(
+        Arc::clone(&server),
+        guard,
+        options.body_timeout,
+        options.max_connections,
+        stopping,
+    );
     let limits = listen::Limits {
         header_timeout: options.header_timeout,
         max_connections: options.max_connections,
         shutdown_grace: options.shutdown_grace,
     };
-    let deadline = listen::serve(listener, app, limits, shutdown).await;
+    let deadline = listen::serve(listener, app, limits, stop, shutdown).await;
     // What is left of the grace; sessions nobody holds close at once even
     // when nothing is left.
     let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -241,22 +369,66 @@ fn error_response(e: &ApiError) -> Response {
     (status, Json(json!({ "error": e.to_json() }))).into_response()
 }
 
+/// `GET /ws`: upgrades to an OpenEnv session ([`ws::run`]). The guard
+/// has passed already; a request that is not a WebSocket handshake gets
+/// 426, and one over the session cap 429.
+async fn ws_upgrade(
+    State(app): State<App>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(e) => {
+            return error_response(&ApiError::new(
+                426,
+                codes::UPGRADE_REQUIRED,
+                format!("/ws takes a WebSocket handshake (OpenEnv's EnvClient): {e}"),
+            ))
+        }
+    };
+    let Ok(permit) = Arc::clone(&app.ws_slots).try_acquire_owned() else {
+        return error_response(&ApiError::new(
+            429,
+            codes::TOO_MANY_EPISODES,
+            "too many WebSocket sessions are open; close one first",
+        ));
+    };
+    let session = ws::Session {
+        idle_timeout: app.server.config().idle_timeout,
+        server: app.server,
+        stopping: app.stopping,
+        permit,
+    };
+    upgrade
+        .max_message_size(MAX_BODY)
+        .max_frame_size(MAX_BODY)
+        .on_upgrade(move |socket| ws::run(socket, session))
+}
+
+/// Every path the server answers, with its method, for messages.
+fn route_list() -> String {
+    ROUTES
+        .iter()
+        .map(|r| (r.verb, r.path))
+        .chain(OTHER_ROUTES.iter().copied())
+        .map(|(verb, path)| format!("{} {path}", verb.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 async fn not_found(uri: axum::http::Uri) -> Response {
     error_response(&ApiError::new(
         404,
         codes::NOT_FOUND,
-        format!(
-            "no route {}; the routes are POST /reset, POST /step, POST /close, GET /state, GET /schema, GET /tasks, GET /health",
-            uri.path()
-        ),
+        format!("no route {}; the routes are {}", uri.path(), route_list()),
     ))
 }
 
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
-    let expected = match uri.path() {
-        "/reset" | "/step" | "/close" => "POST",
-        _ => "GET",
-    };
+    let expected = ROUTES
+        .iter()
+        .find(|r| r.path == uri.path())
+        .map_or("GET", |r| r.verb.name());
     error_response(&ApiError::new(
         405,
         codes::METHOD_NOT_ALLOWED,

@@ -7,3 +7,4 @@ mod hostile;
 mod load;
 mod serve;
 mod support;
+mod ws;

@@ -136,8 +136,10 @@ fn bad_requests_get_a_code_and_a_message_and_the_server_keeps_serving() {
         "invalid_request",
         "JSON object",
     );
+    // `{}` now picks a task by seed (tests/it/ws.rs); a `task_id` that is
+    // not text is still refused, naming the field.
     expect(
-        h.post("/reset", &json!({})),
+        h.post("/reset", &json!({"task_id": 3})),
         400,
         "invalid_request",
         "task_id",
@@ -316,7 +318,25 @@ fn bad_requests_get_a_code_and_a_message_and_the_server_keeps_serving() {
         "unknown_world",
         "nowhere",
     );
-    expect(h.get("/schema"), 400, "invalid_request", "world_id");
+    // Several worlds and none named: every world's tools, by world.
+    let (status, schema) = h.get("/schema");
+    assert_eq!(status, 200, "{schema}");
+    assert!(schema["world_id"].is_null() && schema.get("tools").is_none());
+    let by_world = schema["tools_by_world"]
+        .as_object()
+        .expect("tools by world");
+    assert_eq!(
+        by_world.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["support-desk", "mini"]
+    );
+    assert!(by_world["mini"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["function"]["name"] == "transfer"));
+    for part in ["action", "observation", "state"] {
+        assert!(schema[part].is_object(), "{part}");
+    }
     expect(
         h.get("/health?verbose=1"),
         400,
@@ -351,7 +371,7 @@ fn bad_requests_get_a_code_and_a_message_and_the_server_keeps_serving() {
 
     // Still serving, and the episode still works.
     let (status, health) = h.get("/health");
-    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+    assert_eq!((status, health["status"].as_str()), (200, Some("healthy")));
     let (status, out) = h.step(
         &id,
         json!({"tool": "transfer", "args": {"from_id": "A-1", "to_id": "A-2", "amount": 25}}),
