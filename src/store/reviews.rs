@@ -11,7 +11,9 @@ use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
 use super::records::EPISODE_COLUMNS;
-use super::{filter_sql, now, Decision, EpisodeFilter, EpisodeRecord, EpisodeStatus, Review, Store};
+use super::{
+    filter_sql, now, Decision, EpisodeFilter, EpisodeRecord, EpisodeStatus, Review, Store,
+};
 use crate::error::{Error, Result};
 
 const REVIEW_COLUMNS: &str = "id, episode_id, reviewer, decision, comment, at";

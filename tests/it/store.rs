@@ -263,7 +263,9 @@ fn refused_reviews_change_nothing() {
     ));
     unchanged(&id, EpisodeStatus::Submitted, 0);
 
-    store.add_review(&id, "lead", Decision::Approve, "").unwrap();
+    store
+        .add_review(&id, "lead", Decision::Approve, "")
+        .unwrap();
     for decision in [Decision::Approve, Decision::Reject] {
         match store.add_review(&id, "other", decision, "second opinion") {
             Err(Error::Conflict(m)) => {
@@ -307,11 +309,17 @@ fn episode_summaries_count_kept_steps_and_show_the_latest_review() {
 
     let all = store.episode_summaries(&EpisodeFilter::default()).unwrap();
     assert_eq!(all.len(), 2);
-    assert_eq!((all[0].record.id.as_str(), all[0].kept_steps), (first.as_str(), 1));
+    assert_eq!(
+        (all[0].record.id.as_str(), all[0].kept_steps),
+        (first.as_str(), 1)
+    );
     assert_eq!(all[0].last_review, None);
     assert_eq!(all[1].kept_steps, 0);
     let review = all[1].last_review.as_ref().expect("the rejection");
-    assert_eq!((review.reviewer.as_str(), review.decision), ("lead", Decision::Reject));
+    assert_eq!(
+        (review.reviewer.as_str(), review.decision),
+        ("lead", Decision::Reject)
+    );
     assert_eq!(review.comment, "do something");
 
     let submitted = EpisodeFilter {
@@ -319,12 +327,18 @@ fn episode_summaries_count_kept_steps_and_show_the_latest_review() {
         ..Default::default()
     };
     let queue = store.episode_summaries(&submitted).unwrap();
-    assert_eq!(queue.iter().map(|s| &s.record.id).collect::<Vec<_>>(), vec![&first]);
+    assert_eq!(
+        queue.iter().map(|s| &s.record.id).collect::<Vec<_>>(),
+        vec![&first]
+    );
     let frozen = EpisodeFilter {
         task_id: Some("frozen".into()),
         ..Default::default()
     };
-    assert_eq!(store.episode_summaries(&frozen).unwrap()[0].record.id, second);
+    assert_eq!(
+        store.episode_summaries(&frozen).unwrap()[0].record.id,
+        second
+    );
 }
 
 /// `ensure_expert` creates an expert under the id it is given, renames it
@@ -348,10 +362,22 @@ fn ensure_expert_creates_under_the_given_id_and_renames() {
         .unwrap();
     let after = store.ensure_expert("dana", None).unwrap();
     assert_eq!(after, before, "no name given: nothing changes");
-    assert_eq!(store.ensure_expert("dana", Some("D. Reyes")).unwrap().domain, "Support");
+    assert_eq!(
+        store
+            .ensure_expert("dana", Some("D. Reyes"))
+            .unwrap()
+            .domain,
+        "Support"
+    );
     assert_eq!(store.experts().unwrap().len(), 1);
-    assert!(matches!(store.ensure_expert(" ", None), Err(Error::Conflict(_))));
-    assert!(matches!(store.ensure_expert("lee", Some("")), Err(Error::Conflict(_))));
+    assert!(matches!(
+        store.ensure_expert(" ", None),
+        Err(Error::Conflict(_))
+    ));
+    assert!(matches!(
+        store.ensure_expert("lee", Some("")),
+        Err(Error::Conflict(_))
+    ));
     assert!(matches!(store.expert("lee"), Err(Error::NotFound(_))));
 }
 

@@ -326,7 +326,10 @@ fn solution_steps_carry_their_why() {
         understudy::Action::tool("view_accounts", serde_json::json!({"search": "ada"}))
     );
     assert_eq!(steps[1].why, None);
-    assert_eq!(steps[2].action, understudy::Action::message("Done: 25 sent to Charles."));
+    assert_eq!(
+        steps[2].action,
+        understudy::Action::message("Done: 25 sent to Charles.")
+    );
 }
 
 #[test]
@@ -340,7 +343,12 @@ fn a_why_that_is_not_text_is_reported() {
     );
     assert_problem(
         &problems(dir.path()),
-        &["task pay-back", "solution step 2", "`why` must be text", "a number"],
+        &[
+            "task pay-back",
+            "solution step 2",
+            "`why` must be text",
+            "a number",
+        ],
     );
 }
 
@@ -362,10 +370,20 @@ fn unknown_keys_in_a_solution_step_are_reported() {
     let p = problems(dir.path());
     assert_problem(
         &p,
-        &["task pay-back", "solution step 3", "unknown key `rationale`", "`why`"],
+        &[
+            "task pay-back",
+            "solution step 3",
+            "unknown key `rationale`",
+            "`why`",
+        ],
     );
     assert_problem(
         &p,
-        &["task pay-back", "solution step 1", "unknown key `arg`", "`args`"],
+        &[
+            "task pay-back",
+            "solution step 1",
+            "unknown key `arg`",
+            "`args`",
+        ],
     );
 }

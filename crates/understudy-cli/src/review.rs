@@ -190,7 +190,15 @@ fn rows_json(rows: &[EpisodeSummary]) -> serde_json::Value {
 
 /// Aligned columns; the last one (the review, with its comment) runs on.
 fn table(rows: &[EpisodeSummary]) -> String {
-    let header = ["episode", "world", "task", "expert", "status", "steps", "last review"];
+    let header = [
+        "episode",
+        "world",
+        "task",
+        "expert",
+        "status",
+        "steps",
+        "last review",
+    ];
     let cells: Vec<[String; 7]> = rows
         .iter()
         .map(|s| {

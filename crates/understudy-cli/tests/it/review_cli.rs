@@ -64,7 +64,14 @@ fn support_desk(dir: &Path) -> std::path::PathBuf {
 
 fn record_solution(world: &Path, task: &str, store: &Path, expert: &[&str]) -> String {
     let mut args = vec![
-        "run", "--world", s(world), "--task", task, "--solution", "--store", s(store),
+        "run",
+        "--world",
+        s(world),
+        "--task",
+        task,
+        "--solution",
+        "--store",
+        s(store),
     ];
     args.extend_from_slice(expert);
     let (stdout, stderr) = ok(&args);
@@ -81,7 +88,12 @@ fn gold_goes_from_the_command_line_to_an_approved_export_and_lint() {
     let store_path = dir.path().join("gold.sqlite");
     let expert = ["--expert", "dana", "--expert-name", "Dana Reyes"];
     let first = record_solution(&world, "duplicate-charge", &store_path, &expert);
-    let second = record_solution(&world, "duplicate-charge", &store_path, &["--expert", "dana"]);
+    let second = record_solution(
+        &world,
+        "duplicate-charge",
+        &store_path,
+        &["--expert", "dana"],
+    );
 
     {
         let store = Store::open_for_reading(&store_path).unwrap();
@@ -95,43 +107,114 @@ fn gold_goes_from_the_command_line_to_an_approved_export_and_lint() {
         );
         assert_eq!(t.steps[1].rationale, None);
         assert!(t.steps.iter().all(|s| s.observation.ok));
-        assert!(t.record.final_message.as_deref().is_some_and(|m| m.contains("$79.00")));
+        assert!(t
+            .record
+            .final_message
+            .as_deref()
+            .is_some_and(|m| m.contains("$79.00")));
         assert_eq!(store.expert("dana").unwrap().name, "Dana Reyes");
     }
 
     let (table, _) = ok(&["review", "list", "--store", s(&store_path)]);
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 3, "a header and two rows:\n{table}");
-    for column in ["episode", "world", "task", "expert", "status", "steps", "last review"] {
+    for column in [
+        "episode",
+        "world",
+        "task",
+        "expert",
+        "status",
+        "steps",
+        "last review",
+    ] {
         assert!(lines[0].contains(column), "{table}");
     }
-    assert!(lines[1].starts_with(&first) && lines[2].starts_with(&second), "{table}");
-    for cell in ["support-desk", "duplicate-charge", "dana", "submitted", " 7 "] {
+    assert!(
+        lines[1].starts_with(&first) && lines[2].starts_with(&second),
+        "{table}"
+    );
+    for cell in [
+        "support-desk",
+        "duplicate-charge",
+        "dana",
+        "submitted",
+        " 7 ",
+    ] {
         assert!(lines[1].contains(cell), "{cell}: {table}");
     }
 
-    ok(&["review", "approve", "--store", s(&store_path), "--episode", &first, "--reviewer", "lee", "--comment", "clean"]);
-    let (_, said) = ok(&[
-        "review", "reject", "--store", s(&store_path), "--episode", &second, "--reviewer", "lee",
-        "--comment", "Say when the refund reaches the card.",
+    ok(&[
+        "review",
+        "approve",
+        "--store",
+        s(&store_path),
+        "--episode",
+        &first,
+        "--reviewer",
+        "lee",
+        "--comment",
+        "clean",
     ]);
-    assert!(said.contains("rejected") && said.contains(&second), "{said}");
+    let (_, said) = ok(&[
+        "review",
+        "reject",
+        "--store",
+        s(&store_path),
+        "--episode",
+        &second,
+        "--reviewer",
+        "lee",
+        "--comment",
+        "Say when the refund reaches the card.",
+    ]);
+    assert!(
+        said.contains("rejected") && said.contains(&second),
+        "{said}"
+    );
 
     let (queue, said) = ok(&["review", "list", "--store", s(&store_path)]);
     assert_eq!(queue, "", "nothing is left to review");
     assert!(said.contains("no episodes match"), "{said}");
     let (rejected, _) = ok(&[
-        "review", "list", "--store", s(&store_path), "--status", "rejected", "--expert", "dana",
+        "review",
+        "list",
+        "--store",
+        s(&store_path),
+        "--status",
+        "rejected",
+        "--expert",
+        "dana",
     ]);
-    assert!(rejected.contains(&second) && !rejected.contains(&first), "{rejected}");
     assert!(
-        rejected.contains("reject by lee") && rejected.contains("Say when the refund reaches the card."),
+        rejected.contains(&second) && !rejected.contains(&first),
         "{rejected}"
     );
-    let (none, _) = ok(&["review", "list", "--store", s(&store_path), "--status", "all", "--expert", "lee"]);
+    assert!(
+        rejected.contains("reject by lee")
+            && rejected.contains("Say when the refund reaches the card."),
+        "{rejected}"
+    );
+    let (none, _) = ok(&[
+        "review",
+        "list",
+        "--store",
+        s(&store_path),
+        "--status",
+        "all",
+        "--expert",
+        "lee",
+    ]);
     assert_eq!(none, "", "lee recorded nothing");
     let (all, _) = ok(&[
-        "review", "list", "--store", s(&store_path), "--status", "all", "--task", "duplicate-charge", "--json",
+        "review",
+        "list",
+        "--store",
+        s(&store_path),
+        "--status",
+        "all",
+        "--task",
+        "duplicate-charge",
+        "--json",
     ]);
     let all: Value = serde_json::from_str(&all).expect("JSON");
     let rows = all.as_array().expect("a list");
@@ -145,11 +228,23 @@ fn gold_goes_from_the_command_line_to_an_approved_export_and_lint() {
 
     let export = dir.path().join("approved.jsonl");
     ok(&[
-        "export", "--store", s(&store_path), "--status", "approved", "--format", "native",
-        "--output", s(&export), "--worlds", s(&dir.path().join("worlds")),
+        "export",
+        "--store",
+        s(&store_path),
+        "--status",
+        "approved",
+        "--format",
+        "native",
+        "--output",
+        s(&export),
+        "--worlds",
+        s(&dir.path().join("worlds")),
     ]);
     let exported = std::fs::read_to_string(&export).unwrap();
-    let lines: Vec<Value> = exported.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 1, "only the approved episode: {exported}");
     assert_eq!(lines[0]["episode"]["id"], first.as_str());
     assert_eq!(
@@ -158,19 +253,46 @@ fn gold_goes_from_the_command_line_to_an_approved_export_and_lint() {
     );
     let trl = dir.path().join("approved-trl.jsonl");
     ok(&[
-        "export", "--store", s(&store_path), "--status", "approved", "--format", "trl",
-        "--output", s(&trl), "--worlds", s(&dir.path().join("worlds")),
+        "export",
+        "--store",
+        s(&store_path),
+        "--status",
+        "approved",
+        "--format",
+        "trl",
+        "--output",
+        s(&trl),
+        "--worlds",
+        s(&dir.path().join("worlds")),
     ]);
     assert_eq!(std::fs::read_to_string(&trl).unwrap().lines().count(), 1);
 
     let (report, _) = ok(&[
-        "rubric", "lint", "--world", s(&world), "--store", s(&store_path), "--task", "duplicate-charge", "--json",
+        "rubric",
+        "lint",
+        "--world",
+        s(&world),
+        "--store",
+        s(&store_path),
+        "--task",
+        "duplicate-charge",
+        "--json",
     ]);
     let report: Value = serde_json::from_str(&report).expect("JSON");
-    let gold: Vec<&Value> = report["tasks"][0]["gold"].as_array().expect("gold runs").iter().collect();
+    let gold: Vec<&Value> = report["tasks"][0]["gold"]
+        .as_array()
+        .expect("gold runs")
+        .iter()
+        .collect();
     let sources: Vec<&str> = gold.iter().filter_map(|g| g["source"].as_str()).collect();
-    assert!(sources.contains(&format!("episode {first}").as_str()), "{sources:?}");
-    assert!(!sources.iter().any(|s| s.contains(&second)), "a rejected run is not gold: {sources:?}");
+    assert!(
+        sources.contains(&format!("episode {first}").as_str()),
+        "{sources:?}"
+    );
+    assert!(
+        !sources.iter().any(|s| s.contains(&second)),
+        "a rejected run is not gold: {sources:?}"
+    );
     assert!(gold.iter().all(|g| g["value"] == 1.0), "{gold:?}");
 }
 
@@ -179,18 +301,48 @@ fn refused_reviews_say_why_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store_path = dir.path().join("s.sqlite");
     let missing = dir.path().join("typo.sqlite");
-    let said = fails(&["review", "approve", "--store", s(&missing), "--episode", "x", "--reviewer", "lee"]);
+    let said = fails(&[
+        "review",
+        "approve",
+        "--store",
+        s(&missing),
+        "--episode",
+        "x",
+        "--reviewer",
+        "lee",
+    ]);
     assert!(said.contains("there is no store at"), "{said}");
     assert!(!missing.exists(), "a mistyped store is not created");
 
-    let id = record_solution(&common::mini_dir(), "pay-back", &store_path, &["--expert", "e1"]);
+    let id = record_solution(
+        &common::mini_dir(),
+        "pay-back",
+        &store_path,
+        &["--expert", "e1"],
+    );
     let open = {
         let store = Arc::new(Store::open(&store_path).unwrap());
-        let rec = Recorder::start(store, common::mini(), "pay-back", Actor::Expert { id: "e1".into() }, 0).unwrap();
+        let rec = Recorder::start(
+            store,
+            common::mini(),
+            "pay-back",
+            Actor::Expert { id: "e1".into() },
+            0,
+        )
+        .unwrap();
         rec.record().id.clone()
     };
     let review = |verb: &str, episode: &str, comment: Option<&str>| {
-        let mut args = vec!["review", verb, "--store", s(&store_path), "--episode", episode, "--reviewer", "lee"];
+        let mut args = vec![
+            "review",
+            verb,
+            "--store",
+            s(&store_path),
+            "--episode",
+            episode,
+            "--reviewer",
+            "lee",
+        ];
         if let Some(c) = comment {
             args.extend(["--comment", c]);
         }
@@ -198,12 +350,19 @@ fn refused_reviews_say_why_and_change_nothing() {
     };
     let status = |episode: &str| {
         let store = Store::open_for_reading(&store_path).unwrap();
-        (store.episode(episode).unwrap().status, store.reviews(episode).unwrap().len())
+        (
+            store.episode(episode).unwrap().status,
+            store.reviews(episode).unwrap().len(),
+        )
     };
 
     let out = review("approve", "no-such-episode", None);
     assert!(!out.status.success());
-    assert!(text(&out).1.contains("episode no-such-episode"), "{}", text(&out).1);
+    assert!(
+        text(&out).1.contains("episode no-such-episode"),
+        "{}",
+        text(&out).1
+    );
 
     let out = review("approve", &open, None);
     assert!(!out.status.success());
@@ -212,7 +371,11 @@ fn refused_reviews_say_why_and_change_nothing() {
 
     let out = review("reject", &id, None);
     assert!(!out.status.success());
-    assert!(text(&out).1.contains("--comment"), "clap names the flag: {}", text(&out).1);
+    assert!(
+        text(&out).1.contains("--comment"),
+        "clap names the flag: {}",
+        text(&out).1
+    );
     let out = review("reject", &id, Some("  "));
     assert!(!out.status.success());
     assert!(text(&out).1.contains("needs a comment"), "{}", text(&out).1);
@@ -221,7 +384,11 @@ fn refused_reviews_say_why_and_change_nothing() {
     assert!(review("approve", &id, None).status.success());
     let out = review("reject", &id, Some("changed my mind"));
     assert!(!out.status.success());
-    assert!(text(&out).1.contains("already approved by lee"), "{}", text(&out).1);
+    assert!(
+        text(&out).1.contains("already approved by lee"),
+        "{}",
+        text(&out).1
+    );
     assert_eq!(status(&id), (EpisodeStatus::Approved, 1));
 }
 
@@ -233,11 +400,23 @@ fn recording_reports_refused_steps_and_reads_actions_strictly() {
 
     // The frozen task's gold is a transfer the guard refuses.
     let out = understudy(&[
-        "run", "--world", s(&mini), "--task", "frozen", "--solution", "--store", s(&store_path), "--expert", "e1",
+        "run",
+        "--world",
+        s(&mini),
+        "--task",
+        "frozen",
+        "--solution",
+        "--store",
+        s(&store_path),
+        "--expert",
+        "e1",
     ]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("refused: step 1 (`transfer`)") && stderr.contains("frozen"), "{stderr}");
+    assert!(
+        stderr.contains("refused: step 1 (`transfer`)") && stderr.contains("frozen"),
+        "{stderr}"
+    );
     assert!(stderr.contains("1 of them refused"), "{stderr}");
     let store = Store::open_for_reading(&store_path).unwrap();
     let t = store.trajectory(stdout.trim()).unwrap();
@@ -255,9 +434,22 @@ fn recording_reports_refused_steps_and_reads_actions_strictly() {
     )
     .unwrap();
     let (stdout, stderr) = ok(&[
-        "run", "--world", s(&mini), "--task", "pay-back", "--actions", s(&actions), "--store", s(&store_path), "--expert", "e1",
+        "run",
+        "--world",
+        s(&mini),
+        "--task",
+        "pay-back",
+        "--actions",
+        s(&actions),
+        "--store",
+        s(&store_path),
+        "--expert",
+        "e1",
     ]);
-    assert!(stderr.contains("the task ended after step 2") && stderr.contains("1 action(s)"), "{stderr}");
+    assert!(
+        stderr.contains("the task ended after step 2") && stderr.contains("1 action(s)"),
+        "{stderr}"
+    );
     let store = Store::open_for_reading(&store_path).unwrap();
     let t = store.trajectory(stdout.trim()).unwrap();
     assert_eq!(t.steps.len(), 2);
@@ -265,24 +457,72 @@ fn recording_reports_refused_steps_and_reads_actions_strictly() {
     let episodes_before = store.episodes(&Default::default()).unwrap().len();
     drop(store);
 
-    std::fs::write(&actions, r#"[{"tool": "view_accounts", "arg": {"search": "ada"}}]"#).unwrap();
+    std::fs::write(
+        &actions,
+        r#"[{"tool": "view_accounts", "arg": {"search": "ada"}}]"#,
+    )
+    .unwrap();
     let said = fails(&[
-        "run", "--world", s(&mini), "--task", "pay-back", "--actions", s(&actions), "--store", s(&store_path), "--expert", "e1",
+        "run",
+        "--world",
+        s(&mini),
+        "--task",
+        "pay-back",
+        "--actions",
+        s(&actions),
+        "--store",
+        s(&store_path),
+        "--expert",
+        "e1",
     ]);
-    assert!(said.contains("action 1") && said.contains("unknown key `arg`"), "{said}");
+    assert!(
+        said.contains("action 1") && said.contains("unknown key `arg`"),
+        "{said}"
+    );
     std::fs::write(&actions, r#"[{"message": "hi", "why": 7}]"#).unwrap();
     let said = fails(&[
-        "run", "--world", s(&mini), "--task", "pay-back", "--actions", s(&actions), "--store", s(&store_path), "--expert", "e1",
+        "run",
+        "--world",
+        s(&mini),
+        "--task",
+        "pay-back",
+        "--actions",
+        s(&actions),
+        "--store",
+        s(&store_path),
+        "--expert",
+        "e1",
     ]);
     assert!(said.contains("`why` must be text"), "{said}");
     let store = Store::open_for_reading(&store_path).unwrap();
-    assert_eq!(store.episodes(&Default::default()).unwrap().len(), episodes_before, "nothing recorded");
+    assert_eq!(
+        store.episodes(&Default::default()).unwrap().len(),
+        episodes_before,
+        "nothing recorded"
+    );
     drop(store);
 
     // Without --store the run is only printed, as before; extra keys pass.
-    let (json, _) = ok(&["run", "--world", s(&mini), "--task", "pay-back", "--actions", s(&actions)]);
+    let (json, _) = ok(&[
+        "run",
+        "--world",
+        s(&mini),
+        "--task",
+        "pay-back",
+        "--actions",
+        s(&actions),
+    ]);
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json["steps"].as_array().map(Vec::len), Some(1));
-    let said = fails(&["run", "--world", s(&mini), "--task", "pay-back", "--solution", "--store", s(&store_path)]);
+    let said = fails(&[
+        "run",
+        "--world",
+        s(&mini),
+        "--task",
+        "pay-back",
+        "--solution",
+        "--store",
+        s(&store_path),
+    ]);
     assert!(said.contains("--expert"), "{said}");
 }
