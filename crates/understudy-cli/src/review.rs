@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use understudy::store::{Decision, EpisodeFilter, EpisodeStatus, EpisodeSummary, Store};
 
@@ -32,34 +32,34 @@ pub enum ReviewCommand {
     },
     /// Approve a submitted episode: it becomes gold.
     Approve {
-        /// The trajectory store.
-        #[arg(long)]
-        store: PathBuf,
-        /// The episode's id (from `review list`).
-        #[arg(long, value_name = "ID")]
-        episode: String,
-        /// Who reviewed.
-        #[arg(long, value_name = "NAME")]
-        reviewer: String,
+        #[command(flatten)]
+        which: Which,
         /// A note for the expert.
         #[arg(long, default_value = "")]
         comment: String,
     },
     /// Reject a submitted episode; it goes back to its expert with the comment.
     Reject {
-        /// The trajectory store.
-        #[arg(long)]
-        store: PathBuf,
-        /// The episode's id (from `review list`).
-        #[arg(long, value_name = "ID")]
-        episode: String,
-        /// Who reviewed.
-        #[arg(long, value_name = "NAME")]
-        reviewer: String,
+        #[command(flatten)]
+        which: Which,
         /// What the expert should fix (required).
         #[arg(long)]
         comment: String,
     },
+}
+
+/// The episode a decision is about, and who decides.
+#[derive(Args)]
+pub struct Which {
+    /// The trajectory store.
+    #[arg(long)]
+    store: PathBuf,
+    /// The episode's id (from `review list`).
+    #[arg(long, value_name = "ID")]
+    episode: String,
+    /// Who reviewed.
+    #[arg(long, value_name = "NAME")]
+    reviewer: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -107,36 +107,25 @@ pub fn run(cmd: ReviewCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ReviewCommand::Approve {
-            store,
-            episode,
-            reviewer,
-            comment,
-        } => decide(&store, &episode, &reviewer, Decision::Approve, &comment),
-        ReviewCommand::Reject {
-            store,
-            episode,
-            reviewer,
-            comment,
-        } => decide(&store, &episode, &reviewer, Decision::Reject, &comment),
+        ReviewCommand::Approve { which, comment } => decide(&which, Decision::Approve, &comment),
+        ReviewCommand::Reject { which, comment } => decide(&which, Decision::Reject, &comment),
     }
 }
 
 /// Records the decision; the store refuses, changing nothing, an episode
 /// that is missing, not submitted or already decided.
-fn decide(
-    store: &Path,
-    episode: &str,
-    reviewer: &str,
-    decision: Decision,
-    comment: &str,
-) -> anyhow::Result<ExitCode> {
-    let review = open_existing(store, true)?.add_review(episode, reviewer, decision, comment)?;
+fn decide(which: &Which, decision: Decision, comment: &str) -> anyhow::Result<ExitCode> {
+    let review = open_existing(&which.store, true)?.add_review(
+        &which.episode,
+        &which.reviewer,
+        decision,
+        comment,
+    )?;
     let done = match decision {
         Decision::Approve => "approved (gold)",
         Decision::Reject => "rejected (back to its expert)",
     };
-    eprintln!("episode {episode} {done} by {}", review.reviewer);
+    eprintln!("episode {} {done} by {}", which.episode, review.reviewer);
     Ok(ExitCode::SUCCESS)
 }
 

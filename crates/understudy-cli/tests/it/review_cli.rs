@@ -426,14 +426,7 @@ fn recording_reports_refused_steps_and_reads_actions_strictly() {
     drop(store);
 
     let actions = dir.path().join("actions.json");
-    std::fs::write(
-        &actions,
-        r#"[{"tool": "view_accounts", "args": {"search": "ada"}, "why": "Look first."},
-            {"tool": "close", "args": {}},
-            {"message": "too late"}]"#,
-    )
-    .unwrap();
-    let (stdout, stderr) = ok(&[
+    let record_actions = [
         "run",
         "--world",
         s(&mini),
@@ -445,7 +438,15 @@ fn recording_reports_refused_steps_and_reads_actions_strictly() {
         s(&store_path),
         "--expert",
         "e1",
-    ]);
+    ];
+    std::fs::write(
+        &actions,
+        r#"[{"tool": "view_accounts", "args": {"search": "ada"}, "why": "Look first."},
+            {"tool": "close", "args": {}},
+            {"message": "too late"}]"#,
+    )
+    .unwrap();
+    let (stdout, stderr) = ok(&record_actions);
     assert!(
         stderr.contains("the task ended after step 2") && stderr.contains("1 action(s)"),
         "{stderr}"
@@ -462,37 +463,13 @@ fn recording_reports_refused_steps_and_reads_actions_strictly() {
         r#"[{"tool": "view_accounts", "arg": {"search": "ada"}}]"#,
     )
     .unwrap();
-    let said = fails(&[
-        "run",
-        "--world",
-        s(&mini),
-        "--task",
-        "pay-back",
-        "--actions",
-        s(&actions),
-        "--store",
-        s(&store_path),
-        "--expert",
-        "e1",
-    ]);
+    let said = fails(&record_actions);
     assert!(
         said.contains("action 1") && said.contains("unknown key `arg`"),
         "{said}"
     );
     std::fs::write(&actions, r#"[{"message": "hi", "why": 7}]"#).unwrap();
-    let said = fails(&[
-        "run",
-        "--world",
-        s(&mini),
-        "--task",
-        "pay-back",
-        "--actions",
-        s(&actions),
-        "--store",
-        s(&store_path),
-        "--expert",
-        "e1",
-    ]);
+    let said = fails(&record_actions);
     assert!(said.contains("`why` must be text"), "{said}");
     let store = Store::open_for_reading(&store_path).unwrap();
     assert_eq!(
