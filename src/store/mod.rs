@@ -16,6 +16,7 @@ mod drafts;
 mod events;
 mod open;
 mod records;
+mod reviews;
 mod schema;
 mod scores;
 
@@ -29,6 +30,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 pub use drafts::{Draft, MAX_DRAFT_BYTES};
 pub use events::{EpisodeEvent, EventKind};
 pub use records::*;
+pub use reviews::EpisodeSummary;
 pub use scores::{JudgmentRecord, ScoreRecord, StoredScore};
 
 use crate::error::{Error, Result};
@@ -166,6 +168,38 @@ impl Store {
         self.expert(&id)
     }
 
+    /// The expert with this `id`, created (named `name`, or its id) when
+    /// the store has none: front ends that identify experts by an id they
+    /// were given, such as `understudy run --expert`, record under it. A
+    /// `name` that differs from the stored one renames the expert; the rest
+    /// of the profile is left as it is.
+    pub fn ensure_expert(&self, id: &str, name: Option<&str>) -> Result<Expert> {
+        let id = id.trim();
+        if id.is_empty() {
+            return Err(Error::Conflict("an expert id must not be empty".into()));
+        }
+        let name = name.map(str::trim);
+        if name.is_some_and(str::is_empty) {
+            return Err(Error::Conflict(format!(
+                "expert {id}: the name must not be empty"
+            )));
+        }
+        let now = now();
+        let conn = self.lock();
+        conn.execute(
+            "INSERT OR IGNORE INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, '', '', 0, 0, ?3, ?3)",
+            params![id, name.unwrap_or(id), now],
+        )?;
+        if let Some(name) = name {
+            conn.execute(
+                "UPDATE experts SET name = ?2, updated_at = ?3 WHERE id = ?1 AND name <> ?2",
+                params![id, name, now],
+            )?;
+        }
+        drop(conn);
+        self.expert(id)
+    }
+
     pub fn set_expert_verified(&self, id: &str, verified: bool) -> Result<()> {
         let n = self.lock().execute(
             "UPDATE experts SET verified = ?2, updated_at = ?3 WHERE id = ?1",
@@ -218,34 +252,10 @@ impl Store {
 
     /// Episodes matching `filter`, oldest first.
     pub fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<EpisodeRecord>> {
-        let mut sql = format!("SELECT {EPISODE_COLUMNS} FROM episodes WHERE 1 = 1");
-        let mut args: Vec<String> = Vec::new();
-        let mut add = |clause: &str, value: String| {
-            args.push(value);
-            sql.push_str(&format!(" AND {clause} ?{}", args.len()));
-        };
-        if let Some(v) = &filter.world_id {
-            add("world_id =", v.clone());
-        }
-        if let Some(v) = &filter.task_id {
-            add("task_id =", v.clone());
-        }
-        if let Some(v) = &filter.status {
-            add("status =", v.as_str().to_string());
-        }
-        if let Some(v) = &filter.actor_kind {
-            add("actor_kind =", v.clone());
-        }
-        if let Some(v) = &filter.actor_id {
-            add("actor_id =", v.clone());
-        }
-        if let Some(v) = &filter.since {
-            add("created_at >=", v.clone());
-        }
-        if let Some(v) = &filter.until {
-            add("created_at <", v.clone());
-        }
-        sql.push_str(" ORDER BY created_at, id");
+        let (clauses, args) = filter_sql(filter);
+        let sql = format!(
+            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE 1 = 1{clauses} ORDER BY created_at, id"
+        );
         let conn = self.lock();
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map(
@@ -348,66 +358,6 @@ impl Store {
         Ok(())
     }
 
-    // ---- reviews ----
-
-    /// Records a review decision and sets the episode's status from it.
-    pub fn add_review(
-        &self,
-        episode_id: &str,
-        reviewer: &str,
-        decision: Decision,
-        comment: &str,
-    ) -> Result<Review> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        let status: Option<String> = tx
-            .query_row(
-                "SELECT status FROM episodes WHERE id = ?1",
-                [episode_id],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match status.as_deref() {
-            None => return Err(Error::NotFound(format!("episode {episode_id}"))),
-            Some("in_progress") | Some("paused") => {
-                return Err(Error::Conflict(
-                    "only a submitted episode can be reviewed".into(),
-                ))
-            }
-            _ => {}
-        }
-        let at = now();
-        tx.execute(
-            "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![episode_id, reviewer, decision.as_str(), comment, at],
-        )?;
-        let id = tx.last_insert_rowid();
-        let new_status = match decision {
-            Decision::Approve => EpisodeStatus::Approved,
-            Decision::Reject => EpisodeStatus::Rejected,
-        };
-        tx.execute(
-            "UPDATE episodes SET status = ?2, updated_at = ?3 WHERE id = ?1",
-            params![episode_id, new_status.as_str(), at],
-        )?;
-        tx.commit()?;
-        Ok(Review {
-            id,
-            episode_id: episode_id.to_string(),
-            reviewer: reviewer.to_string(),
-            decision,
-            comment: comment.to_string(),
-            at,
-        })
-    }
-
-    pub fn reviews(&self, episode_id: &str) -> Result<Vec<Review>> {
-        let conn = self.lock();
-        let mut stmt = conn.prepare("SELECT id, episode_id, reviewer, decision, comment, at FROM reviews WHERE episode_id = ?1 ORDER BY id")?;
-        let rows = stmt.query_map([episode_id], Review::from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
     /// Stores whole episodes (with their steps) in one transaction: either
     /// all of them land or none does. Existing ids are refused.
     pub fn import(&self, episodes: &[Trajectory]) -> Result<()> {
@@ -451,6 +401,39 @@ impl Store {
         tx.commit()?;
         Ok(added)
     }
+}
+
+/// `filter` as SQL conditions on `episodes` (each ` AND ...`, numbered
+/// parameters) and their values.
+fn filter_sql(filter: &EpisodeFilter) -> (String, Vec<String>) {
+    let mut sql = String::new();
+    let mut args: Vec<String> = Vec::new();
+    let mut add = |clause: &str, value: String| {
+        args.push(value);
+        sql.push_str(&format!(" AND episodes.{clause} ?{}", args.len()));
+    };
+    if let Some(v) = &filter.world_id {
+        add("world_id =", v.clone());
+    }
+    if let Some(v) = &filter.task_id {
+        add("task_id =", v.clone());
+    }
+    if let Some(v) = &filter.status {
+        add("status =", v.as_str().to_string());
+    }
+    if let Some(v) = &filter.actor_kind {
+        add("actor_kind =", v.clone());
+    }
+    if let Some(v) = &filter.actor_id {
+        add("actor_id =", v.clone());
+    }
+    if let Some(v) = &filter.since {
+        add("created_at >=", v.clone());
+    }
+    if let Some(v) = &filter.until {
+        add("created_at <", v.clone());
+    }
+    (sql, args)
 }
 
 fn store_error(path: &Path, message: String) -> Error {

@@ -7,9 +7,11 @@
 //! engine never depends on how tasks are written.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::manifest::{RecordRef, TaskSpec};
+use crate::action::Action;
+use crate::error::{Error, Result};
 
 /// A task of a loaded world, checked against it.
 ///
@@ -47,7 +49,8 @@ pub struct Task {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<String>,
     /// A reference solution: actions in their JSON form, each valid for
-    /// this world.
+    /// this world, each with an optional `why` (see [`SolutionStep`]); read
+    /// them parsed with [`Task::solution_steps`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub solution: Vec<Value>,
     /// Known problems with the task or its reference answer, recorded so
@@ -63,6 +66,111 @@ pub struct TaskRecord {
     pub table: String,
     /// The value of the table's key column (or rowid).
     pub key: Value,
+}
+
+/// One step of a task's reference solution: the action, and the expert's
+/// reasoning before taking it (`why = "..."` in the task file), which is
+/// recorded as the step's rationale when the solution is recorded as an
+/// episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolutionStep {
+    /// What the step does.
+    pub action: Action,
+    /// Why, in the expert's words; `None` when the step does not say.
+    pub why: Option<String>,
+}
+
+/// The keys each action shape of [`Action::from_json`] reads, by the key
+/// that selects the shape (in the order it checks them); `why` is allowed
+/// in every shape. A step with any other key has a typo in it (`arg`,
+/// `rationale`) that would otherwise be dropped without a word.
+const STEP_SHAPES: [(&str, &[&str]); 4] = [
+    ("function", &["function", "type", "id"]),
+    ("message", &["message"]),
+    ("tool", &["tool", "args"]),
+    ("name", &["name", "kwargs", "arguments"]),
+];
+
+impl SolutionStep {
+    /// Reads one solution step as written in a task file: an action in any
+    /// shape [`Action::from_json`] accepts, plus an optional `why` text.
+    /// The error says which key is wrong and what was expected, for the
+    /// caller to prefix with the task and step.
+    pub fn from_json(value: &Value) -> std::result::Result<SolutionStep, String> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| "a solution step must be a table (a JSON object)".to_string())?;
+        check_step_keys(obj)?;
+        let why = match obj.get("why") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
+            Some(other) => {
+                return Err(format!(
+                    "`why` must be text (the reasoning before this step), not {}",
+                    json_kind(other)
+                ))
+            }
+        };
+        Ok(SolutionStep {
+            action: Action::from_json(value)?,
+            why,
+        })
+    }
+}
+
+fn check_step_keys(obj: &Map<String, Value>) -> std::result::Result<(), String> {
+    let Some((_, allowed)) = STEP_SHAPES.iter().find(|(k, _)| obj.contains_key(*k)) else {
+        // No shape matches: Action::from_json explains what is expected.
+        return Ok(());
+    };
+    let unknown: Vec<&str> = obj
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "why" && !allowed.contains(k))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let mut expected: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
+    expected.push("`why`".into());
+    Err(format!(
+        "unknown key{} {} in a solution step; expected {}",
+        if unknown.len() == 1 { "" } else { "s" },
+        unknown
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        expected.join(", ")
+    ))
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a table",
+    }
+}
+
+impl Task {
+    /// The reference solution, parsed: each step's action and rationale.
+    /// The loader checked every step, so an error here means the task was
+    /// built by hand; it names the task and the step.
+    pub fn solution_steps(&self) -> Result<Vec<SolutionStep>> {
+        self.solution
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                SolutionStep::from_json(step).map_err(|e| {
+                    Error::Other(format!("task {}: solution step {}: {e}", self.id, i + 1))
+                })
+            })
+            .collect()
+    }
 }
 
 impl From<TaskSpec> for Task {

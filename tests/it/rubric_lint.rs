@@ -214,7 +214,9 @@ fn record(
     rec.submit(None).expect("submit");
     let id = rec.record().id.clone();
     if let Some(d) = decision {
-        store.add_review(&id, "reviewer", d, "").expect("review");
+        store
+            .add_review(&id, "reviewer", d, "reviewed in the lint test")
+            .expect("review");
     }
     id
 }

@@ -230,6 +230,159 @@ fn reviews_move_submitted_episodes_only() {
     assert_eq!(store.episodes(&filter).unwrap().len(), 1);
 }
 
+/// Every refused review changes nothing: the status and the reviews stay.
+#[test]
+fn refused_reviews_change_nothing() {
+    let (_d, store) = store();
+    let unchanged = |id: &str, status: EpisodeStatus, reviews: usize| {
+        assert_eq!(store.episode(id).unwrap().status, status);
+        assert_eq!(store.reviews(id).unwrap().len(), reviews);
+    };
+    match store.add_review("no-such-episode", "lead", Decision::Approve, "") {
+        Err(Error::NotFound(m)) => assert!(m.contains("no-such-episode"), "{m}"),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    let id = rec.record().id.clone();
+    match store.add_review(&id, "lead", Decision::Approve, "") {
+        Err(Error::Conflict(m)) => assert!(m.contains("is in progress"), "{m}"),
+        other => panic!("expected Conflict, got {other:?}"),
+    }
+    unchanged(&id, EpisodeStatus::InProgress, 0);
+    rec.submit(None).unwrap();
+
+    for comment in ["", "  "] {
+        match store.add_review(&id, "lead", Decision::Reject, comment) {
+            Err(Error::Conflict(m)) => assert!(m.contains("needs a comment"), "{m}"),
+            other => panic!("expected Conflict, got {other:?}"),
+        }
+    }
+    assert!(matches!(
+        store.add_review(&id, " ", Decision::Approve, ""),
+        Err(Error::Conflict(_))
+    ));
+    unchanged(&id, EpisodeStatus::Submitted, 0);
+
+    store
+        .add_review(&id, "lead", Decision::Approve, "")
+        .unwrap();
+    for decision in [Decision::Approve, Decision::Reject] {
+        match store.add_review(&id, "other", decision, "second opinion") {
+            Err(Error::Conflict(m)) => {
+                assert!(m.contains("already approved by lead"), "{m}")
+            }
+            other => panic!("expected Conflict, got {other:?}"),
+        }
+    }
+    unchanged(&id, EpisodeStatus::Approved, 1);
+
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", expert(&store), 0).unwrap();
+    rec.abandon().unwrap();
+    let abandoned = rec.record().id.clone();
+    match store.add_review(&abandoned, "lead", Decision::Approve, "") {
+        Err(Error::Conflict(m)) => assert!(m.contains("is abandoned"), "{m}"),
+        other => panic!("expected Conflict, got {other:?}"),
+    }
+    unchanged(&abandoned, EpisodeStatus::Abandoned, 0);
+}
+
+/// The review queue counts kept steps (undone ones left out), carries the
+/// latest review and applies the filter.
+#[test]
+fn episode_summaries_count_kept_steps_and_show_the_latest_review() {
+    let (_d, store) = store();
+    let actor = expert(&store);
+    let mut rec =
+        Recorder::start(store.clone(), common::mini(), "pay-back", actor.clone(), 0).unwrap();
+    rec.step(Action::message("one"), None).unwrap();
+    rec.step(Action::message("two"), None).unwrap();
+    rec.undo().unwrap();
+    rec.submit(None).unwrap();
+    let first = rec.record().id.clone();
+    let mut rec = Recorder::start(store.clone(), common::mini(), "frozen", actor, 0).unwrap();
+    rec.submit(None).unwrap();
+    let second = rec.record().id.clone();
+    store
+        .add_review(&second, "lead", Decision::Reject, "do something")
+        .unwrap();
+
+    let all = store.episode_summaries(&EpisodeFilter::default()).unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        (all[0].record.id.as_str(), all[0].kept_steps),
+        (first.as_str(), 1)
+    );
+    assert_eq!(all[0].last_review, None);
+    assert_eq!(all[1].kept_steps, 0);
+    let review = all[1].last_review.as_ref().expect("the rejection");
+    assert_eq!(
+        (review.reviewer.as_str(), review.decision),
+        ("lead", Decision::Reject)
+    );
+    assert_eq!(review.comment, "do something");
+
+    let submitted = EpisodeFilter {
+        status: Some(EpisodeStatus::Submitted),
+        ..Default::default()
+    };
+    let queue = store.episode_summaries(&submitted).unwrap();
+    assert_eq!(
+        queue.iter().map(|s| &s.record.id).collect::<Vec<_>>(),
+        vec![&first]
+    );
+    let frozen = EpisodeFilter {
+        task_id: Some("frozen".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        store.episode_summaries(&frozen).unwrap()[0].record.id,
+        second
+    );
+}
+
+/// `ensure_expert` creates an expert under the id it is given, renames it
+/// only when asked, and keeps the rest of its profile.
+#[test]
+fn ensure_expert_creates_under_the_given_id_and_renames() {
+    let (_d, store) = store();
+    let e = store.ensure_expert("dana", None).unwrap();
+    assert_eq!((e.id.as_str(), e.name.as_str()), ("dana", "dana"));
+    let e = store.ensure_expert("dana", Some("Dana Reyes")).unwrap();
+    assert_eq!(e.name, "Dana Reyes");
+    let before = store
+        .save_expert(
+            Some("dana"),
+            &ExpertInput {
+                name: "Dana Reyes".into(),
+                domain: "Support".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let after = store.ensure_expert("dana", None).unwrap();
+    assert_eq!(after, before, "no name given: nothing changes");
+    assert_eq!(
+        store
+            .ensure_expert("dana", Some("D. Reyes"))
+            .unwrap()
+            .domain,
+        "Support"
+    );
+    assert_eq!(store.experts().unwrap().len(), 1);
+    assert!(matches!(
+        store.ensure_expert(" ", None),
+        Err(Error::Conflict(_))
+    ));
+    assert!(matches!(
+        store.ensure_expert("lee", Some("")),
+        Err(Error::Conflict(_))
+    ));
+    assert!(matches!(store.expert("lee"), Err(Error::NotFound(_))));
+}
+
 #[test]
 fn foreign_corrupt_and_newer_files_are_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();

@@ -300,3 +300,90 @@ fn bad_manifest_values_are_explained() {
     assert_problem(&p, &["world.toml", "clock.start", "RFC 3339"]);
     assert_problem(&p, &["world.toml", "id", "lowercase"]);
 }
+
+#[test]
+fn solution_steps_carry_their_why() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "tool = \"view_accounts\"\nargs = { search = \"ada\" }",
+        "tool = \"view_accounts\"\nargs = { search = \"ada\" }\nwhy = \"  Find Ada's account before moving money. \"",
+    );
+    let world = understudy::World::load(dir.path()).expect("a text `why` loads");
+    let steps = world
+        .task("pay-back")
+        .expect("task")
+        .solution_steps()
+        .expect("steps parse");
+    assert_eq!(steps.len(), 3);
+    assert_eq!(
+        steps[0].why.as_deref(),
+        Some("Find Ada's account before moving money.")
+    );
+    assert_eq!(
+        steps[0].action,
+        understudy::Action::tool("view_accounts", serde_json::json!({"search": "ada"}))
+    );
+    assert_eq!(steps[1].why, None);
+    assert_eq!(
+        steps[2].action,
+        understudy::Action::message("Done: 25 sent to Charles.")
+    );
+}
+
+#[test]
+fn a_why_that_is_not_text_is_reported() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "amount = 25.0 }",
+        "amount = 25.0 }\nwhy = 3",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &[
+            "task pay-back",
+            "solution step 2",
+            "`why` must be text",
+            "a number",
+        ],
+    );
+}
+
+#[test]
+fn unknown_keys_in_a_solution_step_are_reported() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "message = \"Done: 25 sent to Charles.\"",
+        "message = \"Done: 25 sent to Charles.\"\nrationale = \"Tell her.\"",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "tool = \"view_accounts\"\nargs =",
+        "tool = \"view_accounts\"\narg =",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "task pay-back",
+            "solution step 3",
+            "unknown key `rationale`",
+            "`why`",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "task pay-back",
+            "solution step 1",
+            "unknown key `arg`",
+            "`args`",
+        ],
+    );
+}

@@ -4,7 +4,9 @@
 
 mod debug;
 mod export;
+mod record;
 mod replay;
+mod review;
 mod rubric;
 mod run;
 mod score;
@@ -33,6 +35,7 @@ enum Command {
     #[command(subcommand)]
     World(world::WorldCommand),
     /// Run a list of actions against a task; print observations and the state diff as JSON.
+    /// With --store, record it as an expert's episode and submit it for review.
     Run(run::RunArgs),
     /// Replay JSONL action lists on fresh episodes (in parallel); write observations and state diffs.
     Replay(replay::ReplayArgs),
@@ -43,6 +46,9 @@ enum Command {
     /// Rubric tools: lint (gold, do-nothing and mutation checks).
     #[command(subcommand)]
     Rubric(rubric::RubricCommand),
+    /// The review queue: list submitted episodes, approve them as gold or reject them.
+    #[command(subcommand)]
+    Review(review::ReviewCommand),
     /// Score trajectories against their tasks' rubrics.
     Score(score::ScoreArgs),
     /// Serve worlds to agents: JSON lines on stdio, or HTTP on loopback.
@@ -81,6 +87,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Import(args) => export::run_import(args),
         Command::Rubric(cmd) => rubric::run(cmd),
+        Command::Review(cmd) => review::run(cmd),
         Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::run(args),
     };

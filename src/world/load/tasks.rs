@@ -10,7 +10,7 @@ use super::tools::describe_schema_error;
 use crate::action::Action;
 use crate::diagnostics::line_of;
 use crate::world::manifest::{RecordRef, TaskSpec, TasksToml};
-use crate::world::{TableInfo, Task, Tool, View, VIEW_TOOL_PREFIX};
+use crate::world::{SolutionStep, TableInfo, Task, Tool, View, VIEW_TOOL_PREFIX};
 
 /// What a task is checked against: the world's compiled pieces.
 pub(super) struct TaskWorld<'w> {
@@ -155,14 +155,15 @@ fn check_record(cx: &LoadContext<'_>, tables: &[TableInfo], r: &RecordRef) -> Re
 }
 
 /// A step of the reference solution (the `i`-th, from 0) must be an action
-/// this world can take, with arguments its tool accepts.
+/// this world can take, with arguments its tool accepts, and only the keys
+/// of its action shape plus an optional `why` text (see [`SolutionStep`]).
 fn check_solution_step(
     world: &TaskWorld<'_>,
     i: usize,
     step: &serde_json::Value,
 ) -> Result<(), String> {
     let what = format!("solution step {}", i + 1);
-    match Action::from_json(step) {
+    match SolutionStep::from_json(step).map(|s| s.action) {
         Err(e) => Err(format!("{what}: {e}")),
         Ok(Action::Message { .. }) => Ok(()),
         Ok(Action::Tool { tool, args }) => {

@@ -7,6 +7,7 @@ mod export;
 mod output_files;
 mod read_only_store;
 mod replay_stored;
+mod review_cli;
 mod rubric_batch;
 mod serve_cli;
 mod time_limits;

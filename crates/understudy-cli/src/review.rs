@@ -1,0 +1,227 @@
+//! `understudy review list|approve|reject`: the review queue for teams
+//! without the desktop app. Approved episodes are gold for `rubric lint
+//! --store` and what `export --status approved` exports; a rejected one
+//! goes back to its expert with the reviewer's comment.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+use understudy::store::{Decision, EpisodeFilter, EpisodeStatus, EpisodeSummary, Store};
+
+#[derive(Subcommand)]
+pub enum ReviewCommand {
+    /// List episodes to review (submitted ones unless --status says otherwise).
+    List {
+        /// The trajectory store.
+        #[arg(long)]
+        store: PathBuf,
+        /// Which episodes: submitted (waiting for review), approved, rejected, or all.
+        #[arg(long, value_enum, default_value_t = StatusArg::Submitted)]
+        status: StatusArg,
+        /// Only episodes of this task (id).
+        #[arg(long, value_name = "ID")]
+        task: Option<String>,
+        /// Only episodes recorded by this expert (id).
+        #[arg(long, value_name = "ID")]
+        expert: Option<String>,
+        /// Print the list as JSON (one array).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a submitted episode: it becomes gold.
+    Approve {
+        #[command(flatten)]
+        which: Which,
+        /// A note for the expert.
+        #[arg(long, default_value = "")]
+        comment: String,
+    },
+    /// Reject a submitted episode; it goes back to its expert with the comment.
+    Reject {
+        #[command(flatten)]
+        which: Which,
+        /// What the expert should fix (required).
+        #[arg(long)]
+        comment: String,
+    },
+}
+
+/// The episode a decision is about, and who decides.
+#[derive(Args)]
+pub struct Which {
+    /// The trajectory store.
+    #[arg(long)]
+    store: PathBuf,
+    /// The episode's id (from `review list`).
+    #[arg(long, value_name = "ID")]
+    episode: String,
+    /// Who reviewed.
+    #[arg(long, value_name = "NAME")]
+    reviewer: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusArg {
+    Submitted,
+    Approved,
+    Rejected,
+    All,
+}
+
+impl StatusArg {
+    fn status(self) -> Option<EpisodeStatus> {
+        match self {
+            StatusArg::Submitted => Some(EpisodeStatus::Submitted),
+            StatusArg::Approved => Some(EpisodeStatus::Approved),
+            StatusArg::Rejected => Some(EpisodeStatus::Rejected),
+            StatusArg::All => None,
+        }
+    }
+}
+
+pub fn run(cmd: ReviewCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ReviewCommand::List {
+            store,
+            status,
+            task,
+            expert,
+            json,
+        } => {
+            let filter = EpisodeFilter {
+                task_id: task,
+                status: status.status(),
+                actor_kind: expert.as_ref().map(|_| "expert".to_string()),
+                actor_id: expert,
+                ..EpisodeFilter::default()
+            };
+            let rows = open_existing(&store, false)?.episode_summaries(&filter)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows_json(&rows))?);
+            } else if rows.is_empty() {
+                eprintln!("no episodes match");
+            } else {
+                print!("{}", table(&rows));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ReviewCommand::Approve { which, comment } => decide(&which, Decision::Approve, &comment),
+        ReviewCommand::Reject { which, comment } => decide(&which, Decision::Reject, &comment),
+    }
+}
+
+/// Records the decision; the store refuses, changing nothing, an episode
+/// that is missing, not submitted or already decided.
+fn decide(which: &Which, decision: Decision, comment: &str) -> anyhow::Result<ExitCode> {
+    let review = open_existing(&which.store, true)?.add_review(
+        &which.episode,
+        &which.reviewer,
+        decision,
+        comment,
+    )?;
+    let done = match decision {
+        Decision::Approve => "approved (gold)",
+        Decision::Reject => "rejected (back to its expert)",
+    };
+    eprintln!("episode {} {done} by {}", which.episode, review.reviewer);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reviewing a mistyped path must not create an empty store; listing
+/// also works on a store that cannot be written.
+fn open_existing(path: &Path, write: bool) -> anyhow::Result<Store> {
+    if !path.is_file() {
+        anyhow::bail!("there is no store at {}", path.display());
+    }
+    Ok(if write {
+        Store::open(path)?
+    } else {
+        Store::open_for_reading(path)?
+    })
+}
+
+fn expert_of(s: &EpisodeSummary) -> String {
+    match &s.record.actor {
+        understudy::store::Actor::Expert { id } => id.clone(),
+        understudy::store::Actor::Agent { model } => format!("agent:{model}"),
+    }
+}
+
+fn last_review(s: &EpisodeSummary) -> String {
+    let Some(r) = &s.last_review else {
+        return "-".into();
+    };
+    let mut text = format!("{} by {} at {}", r.decision.as_str(), r.reviewer, r.at);
+    if !r.comment.trim().is_empty() {
+        text.push_str(&format!(": {}", r.comment.trim()));
+    }
+    text
+}
+
+fn rows_json(rows: &[EpisodeSummary]) -> serde_json::Value {
+    rows.iter()
+        .map(|s| {
+            json!({
+                "episode": s.record.id,
+                "world": s.record.world_id,
+                "task": s.record.task_id,
+                "actor": s.record.actor,
+                "status": s.record.status.as_str(),
+                "steps": s.kept_steps,
+                "submitted_at": s.record.submitted_at,
+                "last_review": s.last_review,
+            })
+        })
+        .collect()
+}
+
+/// Aligned columns; the last one (the review, with its comment) runs on.
+fn table(rows: &[EpisodeSummary]) -> String {
+    let header = [
+        "episode",
+        "world",
+        "task",
+        "expert",
+        "status",
+        "steps",
+        "last review",
+    ];
+    let cells: Vec<[String; 7]> = rows
+        .iter()
+        .map(|s| {
+            [
+                s.record.id.clone(),
+                s.record.world_id.clone(),
+                s.record.task_id.clone(),
+                expert_of(s),
+                s.record.status.as_str().to_string(),
+                s.kept_steps.to_string(),
+                last_review(s),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |row: &[&str]| {
+        let mut out = String::new();
+        for (i, (c, w)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == row.len() {
+                out.push_str(c);
+            } else {
+                out.push_str(&format!("{c:w$}  "));
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&header);
+    for row in &cells {
+        out.push_str(&line(&row.each_ref().map(String::as_str)));
+    }
+    out
+}
