@@ -42,6 +42,49 @@ fn changing_a_behaviour_file_changes_the_hash_but_docs_do_not() {
 }
 
 #[test]
+fn authors_notes_leave_the_hash_alone() {
+    let original = common::mini().content_hash.clone();
+    let dir = copy_world(&mini_dir());
+    write(dir.path(), "NOTES.md", "what I meant by the frozen rule");
+    write(dir.path(), "notes/2025-03-04.md", "a day's notes");
+    write(dir.path(), "notes/sketch.toml", "name = 'not a tool'");
+    write(dir.path(), "tools/README.md", "how the tools fit together");
+    write(dir.path(), "data/unused.csv", "a,b\n1,2\n");
+    write(dir.path(), "scripts/unused.rhai", "1 + 1");
+    write(dir.path(), "helper.py", "print('builds data/')");
+    assert_eq!(
+        understudy::World::load(dir.path()).unwrap().content_hash,
+        original,
+        "files the loader does not read are not part of the world"
+    );
+}
+
+#[test]
+fn every_file_the_world_is_built_from_changes_the_hash() {
+    let original = common::mini().content_hash.clone();
+    let edits: [(&str, &str, &str); 7] = [
+        ("world.toml", "Mini", "Mini world"),
+        ("schema.sql", "CREATE TABLE", "CREATE  TABLE"),
+        ("data/accounts.csv", "\n", "\r\n"),
+        ("views.toml", "[[views]]", "# listed\n[[views]]"),
+        ("tools/close.toml", "name", "# the close tool\nname"),
+        ("scripts/tag_doc.rhai", "", "// tags a doc\n"),
+        ("tasks/tasks.toml", "[[tasks]]", "# tasks\n[[tasks]]"),
+    ];
+    for (rel, from, to) in edits {
+        let dir = copy_world(&mini_dir());
+        let path = dir.path().join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{rel} has no {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let changed = understudy::World::load(dir.path())
+            .unwrap_or_else(|e| panic!("{rel}: {e}"))
+            .content_hash;
+        assert_ne!(changed, original, "editing {rel} must change the hash");
+    }
+}
+
+#[test]
 fn malformed_toml_names_file_and_line() {
     let dir = copy_world(&mini_dir());
     replace(

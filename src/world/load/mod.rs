@@ -23,7 +23,7 @@ use std::path::Path;
 use rusqlite::MAIN_DB;
 
 use super::manifest::WorldToml;
-use super::{hash, World};
+use super::World;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
 use context::LoadContext;
@@ -57,6 +57,9 @@ pub fn load(root: &Path) -> Result<World> {
         return fail(display, diags);
     };
     let mut cx = LoadContext::open(root, diags, &meta)?;
+    for rel in ["world.toml", "policy.md", "schema.sql"] {
+        cx.hashed.add(rel);
+    }
     let schema_ok = schema.is_some_and(|s| database::apply_schema(&mut cx, &s));
     // Without a manifest and a schema nothing else can be checked.
     let (Some(manifest), true) = (manifest, schema_ok) else {
@@ -87,6 +90,7 @@ pub fn load(root: &Path) -> Result<World> {
         conn,
         scripts,
         templates,
+        hashed,
         ..
     } = cx;
     if !diags.is_empty() {
@@ -94,7 +98,7 @@ pub fn load(root: &Path) -> Result<World> {
     }
     let snapshot = conn.serialize(MAIN_DB).map_err(Error::Sqlite)?.to_vec();
     let restore = tables::restore_plan(&conn, &tables);
-    let content_hash = hash::content_hash(root)?;
+    let content_hash = hashed.content_hash(root)?;
     Ok(World {
         root: root.to_path_buf(),
         meta,

@@ -50,6 +50,7 @@ fn read_tasks(cx: &mut LoadContext<'_>) -> Vec<Found> {
         let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
             continue;
         };
+        cx.hashed.add(&rel);
         if let Some(parsed) = files::parse_toml::<TasksToml>(&rel, &text, &mut cx.diags) {
             for t in parsed.tasks {
                 let line = line_of(&text, t.span().start);
@@ -65,6 +66,7 @@ fn read_tasks(cx: &mut LoadContext<'_>) -> Vec<Found> {
         let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
             continue;
         };
+        cx.hashed.add(&rel);
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;

@@ -32,6 +32,7 @@ pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> IndexMap<String, Tool> {
         let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
             continue;
         };
+        cx.hashed.add(&rel);
         let Some(spec) = files::parse_toml::<ToolToml>(&rel, &text, &mut cx.diags) else {
             continue;
         };
@@ -287,12 +288,17 @@ impl ToolCompiler<'_, '_> {
         let line = self.line(s.span().start);
         let root = self.cx.root;
         let path = root.join(s.get_ref());
+        // The script's path inside the world folder, links resolved.
         let inside = path
             .canonicalize()
             .ok()
             .zip(root.canonicalize().ok())
-            .is_some_and(|(p, r)| p.starts_with(r));
-        if !inside {
+            .and_then(|(p, r)| {
+                p.strip_prefix(r)
+                    .ok()
+                    .map(|p| p.to_string_lossy().to_string())
+            });
+        let Some(inside) = inside else {
             self.report(
                 Some(line),
                 ", script",
@@ -302,9 +308,12 @@ impl ToolCompiler<'_, '_> {
                 ),
             );
             return None;
-        }
+        };
         let source = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
+            Ok(t) => {
+                self.cx.hashed.add(&inside);
+                t
+            }
             Err(e) => {
                 self.report(
                     Some(line),

@@ -25,6 +25,7 @@ pub(super) fn load_views(
     let Some(text) = files::read_optional_text(cx.root, rel, &mut cx.diags) else {
         return views;
     };
+    cx.hashed.add(rel);
     let Some(parsed) = files::parse_toml::<ViewsToml>(rel, &text, &mut cx.diags) else {
         return views;
     };
