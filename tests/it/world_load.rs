@@ -292,6 +292,83 @@ fn task_references_must_resolve() {
 }
 
 #[test]
+fn task_problems_point_at_the_field_or_step_that_has_them() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "tools = [\"get_account\", \"transfer\"]",
+        "tools = [\n  \"get_account\",\n  \"wire\",\n]",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "key = \"A-1\"",
+        "key = \"A-404\"",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "amount = 25.0",
+        "amount = \"lots\"",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "max_steps = 5",
+        "max_steps = 0",
+    );
+    let p = problems(dir.path());
+    // Line 7 is `max_steps`, 8 the record, 15 the second solution step's
+    // `[[tasks.solution]]`, 29 the second entry of frozen's `tools`.
+    assert_problem(&p, &["tasks/tasks.toml:7:", "task pay-back", "max_steps"]);
+    assert_problem(&p, &["tasks/tasks.toml:8:", "task pay-back", "A-404"]);
+    assert_problem(
+        &p,
+        &[
+            "tasks/tasks.toml:15:",
+            "solution step 2 (transfer)",
+            "amount",
+        ],
+    );
+    assert_problem(&p, &["tasks/tasks.toml:29:", "task frozen", "`wire`"]);
+}
+
+#[test]
+fn a_broken_tool_is_reported_once_not_by_every_task_that_uses_it() {
+    for (from, to) in [
+        // SQL that does not prepare.
+        (
+            "FROM accounts WHERE id = :from_id\"",
+            "FROM acounts WHERE id = :from_id\"",
+        ),
+        // A file that does not parse.
+        ("[[guards]]", "[[guards]"),
+    ] {
+        let dir = copy_world(&mini_dir());
+        replace(dir.path(), "tools/transfer.toml", from, to);
+        let p = problems(dir.path());
+        assert!(
+            p.iter().any(|m| m.starts_with("tools/transfer.toml")),
+            "the tool's own problem is reported: {p:?}"
+        );
+        assert!(
+            p.iter().all(|m| !m.starts_with("tasks/")),
+            "tasks using the broken tool are not reported: {p:?}"
+        );
+    }
+    // A task naming a tool that has no file at all is still reported.
+    let dir = copy_world(&mini_dir());
+    std::fs::remove_file(dir.path().join("tools/transfer.toml")).unwrap();
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &["task frozen", "`transfer`", "not a tool of this world"],
+    );
+    assert_problem(&p, &["task pay-back", "solution step 2", "`transfer`"]);
+}
+
+#[test]
 fn script_syntax_errors_have_a_line() {
     let dir = copy_world(&mini_dir());
     write(

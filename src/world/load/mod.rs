@@ -14,6 +14,7 @@ mod manifest_check;
 mod names;
 mod scope;
 mod tables;
+mod task_lines;
 mod tasks;
 mod tools;
 mod views;
@@ -74,7 +75,7 @@ pub fn load(root: &Path) -> Result<World> {
     cx.budget.renew();
     let tables = tables::table_infos(&mut cx, &manifest, &manifest_text);
     let scope = scope::load_scope(&mut cx, &manifest, &manifest_text, &tables);
-    let tools = tools::load_tools(&mut cx);
+    let tools::LoadedTools { tools, broken } = tools::load_tools(&mut cx);
     let views = views::load_views(&mut cx, &tools);
     let tasks = tasks::load_tasks(
         &mut cx,
@@ -82,6 +83,7 @@ pub fn load(root: &Path) -> Result<World> {
             tools: &tools,
             views: &views,
             tables: &tables,
+            broken_tools: &broken,
         },
     );
 

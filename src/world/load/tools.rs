@@ -16,9 +16,21 @@ use crate::sql::sandbox::SandboxMode;
 use crate::world::manifest::{GuardToml, ResultToml, ToolKind, ToolToml};
 use crate::world::{Guard, Tool, ToolResult, VIEW_TOOL_PREFIX};
 
-/// Every tool in `tools/`, by name; a world needs at least one.
-pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> IndexMap<String, Tool> {
+/// The tools of `tools/`: those that compiled, and the names of those
+/// whose files had problems.
+pub(super) struct LoadedTools {
+    /// Every sound tool, by name.
+    pub tools: IndexMap<String, Tool>,
+    /// The names (as declared, and as the file is named) of tools left out
+    /// for problems already reported, so that what uses them is not
+    /// reported again as naming an unknown tool.
+    pub broken: BTreeSet<String>,
+}
+
+/// Every tool in `tools/`; a world needs at least one.
+pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> LoadedTools {
     let mut tools = IndexMap::new();
+    let mut broken = BTreeSet::new();
     let files = files::list_files(cx.root, "tools", ".toml", &mut cx.diags);
     if files.is_empty() {
         cx.diags.push(
@@ -29,27 +41,34 @@ pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> IndexMap<String, Tool> {
         );
     }
     for rel in files {
+        let stem = rel.trim_start_matches("tools/").trim_end_matches(".toml");
         let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
+            broken.insert(stem.to_string());
             continue;
         };
         cx.hashed.add(&rel);
         let Some(spec) = files::parse_toml::<ToolToml>(&rel, &text, &mut cx.diags) else {
+            broken.insert(stem.to_string());
             continue;
         };
-        if let Some(tool) = compile_tool(cx, &rel, &text, spec) {
-            if tools.contains_key(&tool.name) {
-                cx.diags.push(
-                    &rel,
-                    None,
-                    Some(format!("tool {}", tool.name)),
-                    "another tool has the same name",
-                );
-            } else {
+        let declared = spec.name.clone();
+        match compile_tool(cx, &rel, &text, spec) {
+            Some(tool) if tools.contains_key(&tool.name) => cx.diags.push(
+                &rel,
+                None,
+                Some(format!("tool {}", tool.name)),
+                "another tool has the same name",
+            ),
+            Some(tool) => {
                 tools.insert(tool.name.clone(), tool);
+            }
+            None => {
+                broken.insert(stem.to_string());
+                broken.insert(declared);
             }
         }
     }
-    tools
+    LoadedTools { tools, broken }
 }
 
 /// One tool, or `None` when any of its pieces has a problem (all reported).
