@@ -130,7 +130,10 @@ fn unknown_tools_and_tools_outside_the_task_are_errors() {
     let world = common::mini();
     let mut ep = common::episode(&world, "pay-back");
     let out = ep.step(&Action::tool("nope", json!({}))).unwrap();
-    assert_eq!(out.observation.text, "Error: Unknown action nope");
+    assert_eq!(
+        out.observation.text,
+        "Error: Unknown action nope. The tools of this task are: `close`, `get_account`, `tag_doc`, `transfer`, `view_accounts`."
+    );
     assert_eq!(
         out.observation.error.unwrap().code,
         ObservationErrorCode::UnknownTool
@@ -144,6 +147,25 @@ fn unknown_tools_and_tools_outside_the_task_are_errors() {
         ))
         .unwrap();
     assert!(out.observation.text.contains("not available in this task"));
+    assert!(
+        out.observation
+            .text
+            .ends_with("The tools of this task are: `get_account`, `transfer`, `view_accounts`."),
+        "{}",
+        out.observation.text
+    );
+
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool("transfr", json!({"amount": 1})))
+        .unwrap();
+    assert!(
+        out.observation
+            .text
+            .starts_with("Error: Unknown action transfr. Did you mean `transfer`?"),
+        "{}",
+        out.observation.text
+    );
 }
 
 #[test]

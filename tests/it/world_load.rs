@@ -190,13 +190,21 @@ fn seed_rows_must_fit_the_schema() {
         "A-2,Charles Babbage,50.5",
         "A-2,Charles Babbage,fifty",
     );
+    let p = problems(dir.path());
     assert_problem(
-        &problems(dir.path()),
+        &p,
         &[
             "data/accounts.csv:3",
             "column `balance`",
             "expected a number",
         ],
+    );
+    assert_eq!(
+        p.iter()
+            .filter(|m| m.starts_with("data/accounts.csv:3"))
+            .count(),
+        1,
+        "a bad value is one problem, not also a wrong field count: {p:?}"
     );
 
     let dir = copy_world(&mini_dir());
