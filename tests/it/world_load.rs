@@ -377,6 +377,64 @@ fn a_broken_tool_is_reported_once_not_by_every_task_that_uses_it() {
 }
 
 #[test]
+fn templates_naming_what_the_context_lacks_fail_to_load() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "done at {{ at }}.",
+        "done at {{ when }} ({{ result.amout }}).",
+    );
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "\"{{ owner }}'s account is frozen.\"",
+        "\"{{ ownr }}'s account is frozen.\"",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "tools/transfer.toml:36",
+            "tool transfer, result.text",
+            "`when`",
+            "it can use: amount, at, from_id, id, result, to_id",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "tools/transfer.toml:36",
+            "`result.amout`",
+            "the result's columns: id, amount, at",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "tools/transfer.toml:27",
+            "tool transfer, guard 2, error",
+            "`ownr`",
+            "it can use: amount, from_id, ok, owner, to_id",
+        ],
+    );
+    assert_eq!(p.len(), 3, "{p:?}");
+
+    // Only the tool's parameters and `result` when the result is a value.
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tools/close.toml",
+        "shape = \"value\"",
+        "shape = \"value\"\ntext = \"{{ result }} {{ closed }}\"",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["tools/close.toml", "`closed`", "it can use: result"],
+    );
+}
+
+#[test]
 fn script_syntax_errors_have_a_line() {
     let dir = copy_world(&mini_dir());
     write(

@@ -16,6 +16,7 @@ mod scope;
 mod tables;
 mod task_lines;
 mod tasks;
+mod template_names;
 mod tools;
 mod views;
 

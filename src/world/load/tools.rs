@@ -10,10 +10,11 @@ use toml::Spanned;
 use super::context::LoadContext;
 use super::files;
 use super::names::{humanize, is_identifier};
+use super::template_names::{unknown_names, TemplateContext};
 use crate::diagnostics::line_of;
 use crate::script;
 use crate::sql::sandbox::SandboxMode;
-use crate::world::manifest::{GuardToml, ResultToml, ToolKind, ToolToml};
+use crate::world::manifest::{GuardToml, ResultShape, ResultToml, ToolKind, ToolToml};
 use crate::world::{Guard, Tool, ToolResult, VIEW_TOOL_PREFIX};
 
 /// The tools of `tools/`: those that compiled, and the names of those
@@ -254,11 +255,60 @@ impl ToolCompiler<'_, '_> {
     }
 
     /// Prepares `sql` under `mode` and checks its parameters; `failed`
-    /// prefixes the message when it does not prepare.
-    fn check_sql(&mut self, mode: SandboxMode, sql: &str, line: usize, piece: &str, failed: &str) {
+    /// prefixes the message when it does not prepare. The columns it
+    /// returns, when it prepared.
+    fn check_sql(
+        &mut self,
+        mode: SandboxMode,
+        sql: &str,
+        line: usize,
+        piece: &str,
+        failed: &str,
+    ) -> Option<Vec<String>> {
         match self.cx.prepare(mode, sql) {
-            Ok(prepared) => self.check_used(&prepared.parameters, line, piece),
-            Err(m) => self.report(Some(line), piece, format!("{failed}: {m}")),
+            Ok(prepared) => {
+                self.check_used(&prepared.parameters, line, piece);
+                Some(prepared.columns)
+            }
+            Err(m) => {
+                self.report(Some(line), piece, format!("{failed}: {m}"));
+                None
+            }
+        }
+    }
+
+    /// Every name the template `name` uses must be in its context: a
+    /// misspelt column would otherwise render empty on every call.
+    fn check_template_names(
+        &mut self,
+        name: &str,
+        line: usize,
+        piece: &str,
+        columns: &[String],
+        extra: &[&str],
+        result_fields: Option<&[String]>,
+    ) {
+        let context = TemplateContext {
+            parameters: &self.declared,
+            columns,
+            extra,
+            result_fields,
+        };
+        let mut names: BTreeSet<&str> = self.declared.iter().map(String::as_str).collect();
+        names.extend(columns.iter().map(String::as_str));
+        names.extend(extra);
+        let names = names.into_iter().collect::<Vec<_>>().join(", ");
+        let fields = result_fields.unwrap_or_default().join(", ");
+        let unknown = unknown_names(&self.cx.templates, name, &context);
+        for used in unknown {
+            let message = if used.starts_with("result.") && result_fields.is_some() {
+                format!("the template uses `{used}`, which the result does not have, so it would render empty (the result's columns: {fields})")
+            } else {
+                format!(
+                    "the template uses `{used}`, which is neither a parameter nor a column it sees, so it would render empty (it can use: {names})"
+                )
+            };
+            self.report(Some(line), piece, message);
         }
     }
 
@@ -268,7 +318,7 @@ impl ToolCompiler<'_, '_> {
         for (i, guard) in written.iter().enumerate() {
             let line = self.line(guard.check.span().start);
             let piece = format!(", guard {}", i + 1);
-            self.check_sql(
+            let columns = self.check_sql(
                 SandboxMode::WorldRead,
                 guard.check.get_ref(),
                 line,
@@ -280,6 +330,10 @@ impl ToolCompiler<'_, '_> {
             let subject = self.subject(&piece);
             self.cx
                 .add_template(&name, guard.error.get_ref(), self.rel, error_line, subject);
+            if let Some(columns) = columns {
+                let piece = format!("{piece}, error");
+                self.check_template_names(&name, error_line, &piece, &columns, &[], None);
+            }
             guards.push(Guard {
                 check: guard.check.get_ref().clone(),
                 error_template: name,
@@ -360,6 +414,9 @@ impl ToolCompiler<'_, '_> {
     /// The result query (read-only; not beside a script) and text template.
     fn result(&mut self, written: Option<&ResultToml>, has_script: bool) -> Option<ToolResult> {
         let r = written?;
+        // The result's columns, when they can be known: `Some(empty)` for
+        // a tool that returns nothing but `Done.`.
+        let mut columns = (!has_script).then(Vec::new);
         if let Some(q) = &r.query {
             let line = self.line(q.span().start);
             if has_script {
@@ -369,13 +426,15 @@ impl ToolCompiler<'_, '_> {
                     "a tool with a script returns the script's value; remove result.query",
                 );
             }
-            self.check_sql(
-                SandboxMode::WorldRead,
-                q.get_ref(),
-                line,
-                ", result",
-                "query does not prepare",
-            );
+            columns = self
+                .check_sql(
+                    SandboxMode::WorldRead,
+                    q.get_ref(),
+                    line,
+                    ", result",
+                    "query does not prepare",
+                )
+                .filter(|_| !has_script);
         }
         let text_template = r.text.as_ref().map(|t| {
             let name = format!("{}/text", self.name);
@@ -383,6 +442,28 @@ impl ToolCompiler<'_, '_> {
             let subject = self.subject(", result.text");
             self.cx
                 .add_template(&name, t.get_ref(), self.rel, line, subject);
+            if let Some(columns) = &columns {
+                let piece = ", result.text";
+                match (r.query.is_some(), r.shape) {
+                    (true, ResultShape::Row) => self.check_template_names(
+                        &name,
+                        line,
+                        piece,
+                        columns,
+                        &["result"],
+                        Some(columns),
+                    ),
+                    (true, ResultShape::Rows) => self.check_template_names(
+                        &name,
+                        line,
+                        piece,
+                        &[],
+                        &["result", "rows"],
+                        None,
+                    ),
+                    _ => self.check_template_names(&name, line, piece, &[], &["result"], None),
+                }
+            }
             name
         });
         Some(ToolResult {
