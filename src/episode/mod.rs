@@ -8,6 +8,7 @@
 
 mod argument_problems;
 mod changes;
+mod json_columns;
 mod restore;
 mod tool_call;
 mod unknown_tool;

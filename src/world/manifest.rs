@@ -166,6 +166,8 @@ pub struct ResultToml {
     #[serde(default)]
     pub shape: ResultShape,
     pub text: Option<Spanned<String>>,
+    /// Columns of `query` that hold JSON text, returned as JSON values.
+    pub json_columns: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -195,6 +197,9 @@ pub struct ViewToml {
     pub query: Spanned<String>,
     pub key: Option<String>,
     pub record: Option<Spanned<String>>,
+    /// Columns that hold JSON text, returned as JSON values.
+    #[serde(default)]
+    pub json_columns: Vec<String>,
 }
 
 /// A `tasks/*.toml` file.

@@ -126,6 +126,9 @@ pub(crate) struct ToolResult {
     pub query: Option<String>,
     pub shape: ResultShape,
     pub(crate) text_template: Option<String>,
+    /// Columns of `query` holding JSON text, given to the agent (and the
+    /// template) as JSON values.
+    pub(crate) json_columns: Vec<String>,
 }
 
 /// A named read-only query shown as a record table; also a read tool.
@@ -146,6 +149,9 @@ pub struct View {
     /// The `SELECT` for one full record, with `:key` bound; with `key`, it
     /// lets the read tool open a record.
     pub record: Option<String>,
+    /// Columns holding JSON text, returned as JSON values (in listings and
+    /// in an opened record).
+    pub json_columns: Vec<String>,
 }
 
 /// Reverting only the rows an episode touched keeps every prepared

@@ -435,6 +435,52 @@ fn templates_naming_what_the_context_lacks_fail_to_load() {
 }
 
 #[test]
+fn json_columns_must_be_columns_of_the_result() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tools/get_account.toml",
+        "shape = \"row\"",
+        "shape = \"row\"\njson_columns = [\"owner\", \"tags\"]",
+    );
+    replace(
+        dir.path(),
+        "views.toml",
+        "key = \"id\"",
+        "key = \"id\"\njson_columns = [\"doc\"]",
+    );
+    replace(
+        dir.path(),
+        "tools/close.toml",
+        "[result]\nquery = \"SELECT 'closed'\"",
+        "[result]\njson_columns = [\"x\"]",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "tools/get_account.toml:19",
+            "result.json_columns",
+            "`tags` is not a column of the result query (columns: id, owner, balance)",
+        ],
+    );
+    assert!(!p.iter().any(|m| m.contains("`owner` is not")), "{p:?}");
+    assert_problem(
+        &p,
+        &[
+            "views.toml",
+            "view accounts",
+            "`doc`",
+            "columns: id, owner, balance, frozen",
+        ],
+    );
+    assert_problem(
+        &p,
+        &["tools/close.toml", "json_columns needs a result.query"],
+    );
+}
+
+#[test]
 fn script_syntax_errors_have_a_line() {
     let dir = copy_world(&mini_dir());
     write(

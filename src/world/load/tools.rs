@@ -466,11 +466,43 @@ impl ToolCompiler<'_, '_> {
             }
             name
         });
+        let json_columns = self.json_columns(r, columns.as_deref());
         Some(ToolResult {
             query: r.query.as_ref().map(|q| q.get_ref().clone()),
             shape: r.shape,
             text_template,
+            json_columns,
         })
+    }
+
+    /// `result.json_columns`: each must be a column `result.query` returns
+    /// (`columns`, when it prepared).
+    fn json_columns(&mut self, r: &ResultToml, columns: Option<&[String]>) -> Vec<String> {
+        let Some(declared) = &r.json_columns else {
+            return Vec::new();
+        };
+        let line = Some(self.line(declared.span().start));
+        if r.query.is_none() {
+            self.report(
+                line,
+                ", result.json_columns",
+                "json_columns needs a result.query whose columns hold JSON (a script returns JSON values itself)",
+            );
+        } else if let Some(columns) = columns {
+            for c in declared.get_ref() {
+                if !columns.contains(c) {
+                    self.report(
+                        line,
+                        ", result.json_columns",
+                        format!(
+                            "`{c}` is not a column of the result query (columns: {})",
+                            columns.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        declared.get_ref().clone()
     }
 }
 

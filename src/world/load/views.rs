@@ -115,6 +115,19 @@ fn compile_view(cx: &mut LoadContext<'_>, rel: &str, text: &str, v: ViewToml) ->
             );
         }
     }
+    for c in &v.json_columns {
+        if !columns.contains(c) && !columns.is_empty() {
+            cx.diags.push(
+                rel,
+                Some(line),
+                subject.clone(),
+                format!(
+                    "json_columns names `{c}`, which is not a column of the view (columns: {})",
+                    columns.join(", ")
+                ),
+            );
+        }
+    }
     if let Some(record) = &v.record {
         let rline = line_of(text, record.span().start);
         check_record_query(cx, rel, rline, &subject, v.key.is_some(), record.get_ref());
@@ -130,6 +143,7 @@ fn compile_view(cx: &mut LoadContext<'_>, rel: &str, text: &str, v: ViewToml) ->
         columns,
         key: v.key,
         record: v.record.map(Spanned::into_inner),
+        json_columns: v.json_columns,
     })
 }
 
