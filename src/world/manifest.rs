@@ -19,6 +19,10 @@ pub struct WorldToml {
     pub version: String,
     #[serde(default)]
     pub description: String,
+    /// What the world calls the person the performer serves (`patient`,
+    /// `client`); the engine's prompts use it.
+    #[serde(default = "default_user")]
+    pub user: String,
     pub clock: ClockToml,
     #[serde(default)]
     pub ids: IdsToml,
@@ -56,6 +60,10 @@ pub struct ClockToml {
     pub start: String,
     #[serde(default = "default_tick")]
     pub tick_seconds: i64,
+}
+
+fn default_user() -> String {
+    "customer".into()
 }
 
 fn default_tick() -> i64 {

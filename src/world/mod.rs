@@ -80,6 +80,10 @@ pub struct WorldMeta {
     pub version: String,
     /// Free text for people; empty when not given.
     pub description: String,
+    /// What the world calls the person the performer serves (`customer`
+    /// unless `world.toml` says `user = "patient"`), for the engine's
+    /// prompts and briefs.
+    pub user: String,
     /// Simulated clock at reset, seconds since the Unix epoch.
     pub(crate) clock_start: i64,
     /// How far the simulated clock moves per step.

@@ -435,12 +435,12 @@ impl Server {
         };
         let mut tools: Vec<Value> = specs.iter().map(protocol::openai_function).collect();
         if !world.tools.contains_key(protocol::SUBMIT_TOOL) {
-            tools.push(protocol::submit_function());
+            tools.push(protocol::submit_function(&world.meta.user));
         }
         Ok(json!({
             "world_id": world.meta.id,
             "task_id": task_id,
-            "action": protocol::action_schema(),
+            "action": protocol::action_schema(&world.meta.user),
             "observation": protocol::observation_schema(),
             "state": protocol::state_schema(),
             "tools": tools,
