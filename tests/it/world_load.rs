@@ -276,7 +276,13 @@ fn task_references_must_resolve() {
         dir.path(),
         "tasks/tasks.toml",
         "tools = [\"get_account\", \"transfer\"]",
-        "tools = [\"get_account\", \"wire\"]",
+        "tools = [\n  \"get_account\",\n  \"wire\",\n]",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "max_steps = 5",
+        "max_steps = 0",
     );
     replace(
         dir.path(),
@@ -297,38 +303,9 @@ fn task_references_must_resolve() {
         &p,
         &["task pay-back", "solution step 2 (transfer)", "amount"],
     );
-}
-
-#[test]
-fn task_problems_point_at_the_field_or_step_that_has_them() {
-    let dir = copy_world(&mini_dir());
-    replace(
-        dir.path(),
-        "tasks/tasks.toml",
-        "tools = [\"get_account\", \"transfer\"]",
-        "tools = [\n  \"get_account\",\n  \"wire\",\n]",
-    );
-    replace(
-        dir.path(),
-        "tasks/tasks.toml",
-        "key = \"A-1\"",
-        "key = \"A-404\"",
-    );
-    replace(
-        dir.path(),
-        "tasks/tasks.toml",
-        "amount = 25.0",
-        "amount = \"lots\"",
-    );
-    replace(
-        dir.path(),
-        "tasks/tasks.toml",
-        "max_steps = 5",
-        "max_steps = 0",
-    );
-    let p = problems(dir.path());
-    // Line 7 is `max_steps`, 8 the record, 15 the second solution step's
-    // `[[tasks.solution]]`, 29 the second entry of frozen's `tools`.
+    // Each problem points at its own line: 7 is `max_steps`, 8 the record,
+    // 15 the second solution step's `[[tasks.solution]]`, 29 the second
+    // entry of frozen's `tools`.
     assert_problem(&p, &["tasks/tasks.toml:7:", "task pay-back", "max_steps"]);
     assert_problem(&p, &["tasks/tasks.toml:8:", "task pay-back", "A-404"]);
     assert_problem(
