@@ -8,8 +8,10 @@
 
 mod argument_problems;
 mod changes;
+mod json_columns;
 mod restore;
 mod tool_call;
+mod unknown_tool;
 mod view_call;
 
 use std::collections::BTreeSet;
@@ -260,11 +262,14 @@ impl Episode {
         {
             return (view_call::run(self, view, args), false);
         }
-        let message = if world.tools.contains_key(name) {
-            format!("the tool `{name}` is not available in this task")
-        } else {
-            format!("Unknown action {name}")
-        };
+        let offered: Vec<String> = world
+            .task(&self.task_id)
+            .map(|t| world.task_tool_specs(t))
+            .unwrap_or_else(|| world.tool_specs())
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let message = unknown_tool::message(name, world.tools.contains_key(name), &offered);
         (
             Observation::failure(ObservationErrorCode::UnknownTool, message),
             false,

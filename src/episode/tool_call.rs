@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::json_columns;
 use super::{argument_problems, Episode};
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
@@ -158,10 +159,13 @@ fn execute(
                 bind_named(&mut stmt, lookup)?;
                 collect_rows(&mut stmt)
             });
-            let rows = match rows {
+            let mut rows = match rows {
                 Ok(r) => r,
                 Err(e) => return sql_failure(tool, &e),
             };
+            if let Err(m) = json_columns::decode(&mut rows, &spec.json_columns) {
+                return Observation::failure(ObservationErrorCode::ToolFailed, m);
+            }
             result = shape(rows, spec.shape, &mut context);
         }
         if let Some(template) = &spec.text_template {

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::json_columns;
 use super::Episode;
 use crate::observation::{Observation, ObservationErrorCode};
 use crate::python;
@@ -162,7 +163,8 @@ fn list(ep: &Episode, view: &View, r: &Request) -> Observation {
         for (i, p) in params.iter().enumerate() {
             stmt.raw_bind_parameter(i + 1, p)?;
         }
-        let rows = collect_rows(&mut stmt)?;
+        let mut rows = collect_rows(&mut stmt)?;
+        json_columns::decode(&mut rows, &view.json_columns).map_err(json_error)?;
         let total = conn
             .prepare_cached(&count_sql)?
             .query_row(rusqlite::params_from_iter(params.iter()), |row| row.get(0))?;
@@ -201,7 +203,9 @@ fn open_record(ep: &Episode, view: &View, key: &Value) -> Observation {
         if bind_key {
             crate::sql::values::bind_named(&mut stmt, |_| Some(from_json(key)))?;
         }
-        Ok(collect_rows(&mut stmt)?.into_iter().next())
+        let mut rows = collect_rows(&mut stmt)?;
+        json_columns::decode(&mut rows, &view.json_columns).map_err(json_error)?;
+        Ok(rows.into_iter().next())
     })();
     match outcome {
         Ok(Some(record)) => {
@@ -219,4 +223,10 @@ fn open_record(ep: &Episode, view: &View, key: &Value) -> Observation {
         ),
         Err(e) => Observation::failure(ObservationErrorCode::ToolFailed, sql_message(&e)),
     }
+}
+
+/// A declared JSON column that holds something else fails the call like
+/// any SQL error, with the column named.
+fn json_error(message: String) -> rusqlite::Error {
+    rusqlite::Error::UserFunctionError(message.into())
 }

@@ -14,8 +14,9 @@ use crate::world::{Task, World};
 /// was told), so a model trained on the trajectory sees the same brief.
 pub fn system_prompt(world: &World, task: &Task) -> String {
     let mut s = format!(
-        "You are working in {}. Use the tools to act, and write to the customer in plain text. Follow the policy below.\n\nTask: {}",
+        "You are working in {}. Use the tools to act, and write to the {} in plain text. Follow the policy below.\n\nTask: {}",
         world.meta.name,
+        world.meta.user,
         task.instruction.trim()
     );
     if !world.policy.trim().is_empty() {
@@ -77,4 +78,59 @@ pub fn tool_specs(world: &World, task: &Task) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::system_prompt;
+    use crate::world::World;
+    use std::path::Path;
+
+    fn copy(src: &Path, dst: &Path) {
+        std::fs::create_dir_all(dst).unwrap();
+        for entry in std::fs::read_dir(src).unwrap() {
+            let entry = entry.unwrap();
+            let to = dst.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &to);
+            } else {
+                std::fs::copy(entry.path(), &to).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn the_prompt_names_the_worlds_user() {
+        let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/worlds/mini");
+        let world = World::load(&mini).unwrap();
+        assert_eq!(world.meta.user, "customer");
+        let task = world.task("pay-back").unwrap();
+        assert!(system_prompt(&world, task).contains("write to the customer in plain text"));
+
+        let dir = tempfile::tempdir().unwrap();
+        copy(&mini, dir.path());
+        let manifest = dir.path().join("world.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(
+            &manifest,
+            text.replacen("[clock]", "user = \"patient\"\n\n[clock]", 1),
+        )
+        .unwrap();
+        let world = World::load(dir.path()).unwrap();
+        assert_eq!(world.meta.user, "patient");
+        let prompt = system_prompt(&world, world.task("pay-back").unwrap());
+        assert!(
+            prompt.contains("write to the patient in plain text"),
+            "{prompt}"
+        );
+        assert!(!prompt.contains("customer"), "{prompt}");
+
+        std::fs::write(
+            &manifest,
+            text.replacen("[clock]", "user = \" \"\n\n[clock]", 1),
+        )
+        .unwrap();
+        let e = World::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("user") && e.contains("short name"), "{e}");
+    }
 }

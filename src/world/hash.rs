@@ -1,81 +1,96 @@
 //! The content hash of a world: what an episode was recorded against.
 //!
 //! Replaying an episode against a world whose behaviour changed would
-//! silently produce a different trajectory, so the hash covers every file
-//! that can change behaviour, and nothing that cannot (docs, rubrics).
+//! silently produce a different trajectory, so the hash covers the files the
+//! loader reads to build the world, and nothing else. That is a list, not a
+//! folder walk: an author's notes (`README.md`, `NOTES.md`, a `notes/`
+//! folder, a helper script) never change the hash, so writing them down does
+//! not strand every recorded episode. Rubrics are left out too: a score
+//! records its rubric's own version.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 
-/// Is this relative path part of the world's behaviour?
-pub fn affects_behaviour(rel: &str) -> bool {
-    let first = rel.split('/').next().unwrap_or("");
-    let name = rel.rsplit('/').next().unwrap_or("");
-    !(first == "rubrics"
-        || name.starts_with('.')
-        || first.starts_with('.')
-        || name.eq_ignore_ascii_case("README.md")
-        || name.to_ascii_uppercase().starts_with("LICENSE")
-        || name.ends_with(".py"))
+/// The files a world's hash covers, as paths relative to the world folder.
+///
+/// The loader adds each file as it reads it (`world.toml`, `schema.sql`,
+/// `policy.md`, `views.toml`, `tools/*.toml`, the scripts tools name,
+/// `tasks/*.toml`, `tasks/*.jsonl` and the seed files `world.toml` lists),
+/// so what is hashed is by construction what the world is built from.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct HashedFiles {
+    files: BTreeSet<String>,
 }
 
-/// SHA-256 over `len(path) path len(bytes) bytes` of each behaviour file,
-/// in sorted path order, so renames and moves change the hash too.
-pub fn content_hash(root: &Path) -> Result<String> {
-    let mut files = Vec::new();
-    collect(root, root, &mut files)?;
-    files.sort();
-    let mut hasher = Sha256::new();
-    for rel in files {
-        let bytes = std::fs::read(root.join(&rel))
-            .map_err(|e| Error::io(format!("reading {}", root.join(&rel).display()), e))?;
-        hasher.update((rel.len() as u64).to_le_bytes());
-        hasher.update(rel.as_bytes());
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
+impl HashedFiles {
+    /// Adds a file the world is built from, written relative to the world
+    /// folder; `./` and `..` steps are resolved so one file counts once.
+    pub fn add(&mut self, rel: &str) {
+        self.files.insert(normalize(rel));
     }
-    Ok(hex::encode(hasher.finalize()))
+
+    /// The paths, sorted.
+    #[cfg(test)]
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(String::as_str)
+    }
+
+    /// SHA-256 over `len(path) path len(bytes) bytes` of each file, in
+    /// sorted path order, so renames and moves change the hash too.
+    pub fn content_hash(&self, root: &Path) -> Result<String> {
+        let mut hasher = Sha256::new();
+        for rel in &self.files {
+            let path = root.join(rel);
+            let bytes = std::fs::read(&path)
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            hasher.update((rel.len() as u64).to_le_bytes());
+            hasher.update(rel.as_bytes());
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+        Ok(hex::encode(hasher.finalize()))
+    }
 }
 
-fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
-        let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_default();
-        if !affects_behaviour(&rel) {
-            continue;
-        }
-        let kind = entry
-            .file_type()
-            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-        if kind.is_dir() {
-            collect(root, &path, out)?;
-        } else if kind.is_file() {
-            out.push(rel);
+/// `./data/../data/a.csv` as `data/a.csv`, with `/` separators. An
+/// absolute path stays as written (joining it to the root gives itself).
+fn normalize(rel: &str) -> String {
+    if Path::new(rel).is_absolute() {
+        return rel.to_string();
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rel.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other),
         }
     }
-    Ok(())
+    parts.join("/")
 }
 
 #[cfg(test)]
 mod tests {
-    use super::affects_behaviour;
+    use super::{normalize, HashedFiles};
 
     #[test]
-    fn docs_and_rubrics_do_not_count() {
-        assert!(affects_behaviour("tools/issue_refund.toml"));
-        assert!(affects_behaviour("data/customers.csv"));
-        assert!(!affects_behaviour("rubrics/t1.toml"));
-        assert!(!affects_behaviour("README.md"));
-        assert!(!affects_behaviour("LICENSE"));
-        assert!(!affects_behaviour(".DS_Store"));
+    fn a_path_counts_once_however_it_is_written() {
+        assert_eq!(normalize("./data/../data/a.csv"), "data/a.csv");
+        assert_eq!(normalize("scripts\\tag.rhai"), "scripts/tag.rhai");
+        assert_eq!(normalize("../outside.csv"), "../outside.csv");
+        let mut files = HashedFiles::default();
+        files.add("data/a.csv");
+        files.add("./data/a.csv");
+        files.add("world.toml");
+        assert_eq!(
+            files.paths().collect::<Vec<_>>(),
+            ["data/a.csv", "world.toml"]
+        );
     }
 }

@@ -19,6 +19,10 @@ pub struct WorldToml {
     pub version: String,
     #[serde(default)]
     pub description: String,
+    /// What the world calls the person the performer serves (`patient`,
+    /// `client`); the engine's prompts use it.
+    #[serde(default = "default_user")]
+    pub user: String,
     pub clock: ClockToml,
     #[serde(default)]
     pub ids: IdsToml,
@@ -56,6 +60,10 @@ pub struct ClockToml {
     pub start: String,
     #[serde(default = "default_tick")]
     pub tick_seconds: i64,
+}
+
+fn default_user() -> String {
+    "customer".into()
 }
 
 fn default_tick() -> i64 {
@@ -166,6 +174,8 @@ pub struct ResultToml {
     #[serde(default)]
     pub shape: ResultShape,
     pub text: Option<Spanned<String>>,
+    /// Columns of `query` that hold JSON text, returned as JSON values.
+    pub json_columns: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -195,6 +205,9 @@ pub struct ViewToml {
     pub query: Spanned<String>,
     pub key: Option<String>,
     pub record: Option<Spanned<String>>,
+    /// Columns that hold JSON text, returned as JSON values.
+    #[serde(default)]
+    pub json_columns: Vec<String>,
 }
 
 /// A `tasks/*.toml` file.

@@ -80,6 +80,10 @@ pub struct WorldMeta {
     pub version: String,
     /// Free text for people; empty when not given.
     pub description: String,
+    /// What the world calls the person the performer serves (`customer`
+    /// unless `world.toml` says `user = "patient"`), for the engine's
+    /// prompts and briefs.
+    pub user: String,
     /// Simulated clock at reset, seconds since the Unix epoch.
     pub(crate) clock_start: i64,
     /// How far the simulated clock moves per step.
@@ -126,6 +130,9 @@ pub(crate) struct ToolResult {
     pub query: Option<String>,
     pub shape: ResultShape,
     pub(crate) text_template: Option<String>,
+    /// Columns of `query` holding JSON text, given to the agent (and the
+    /// template) as JSON values.
+    pub(crate) json_columns: Vec<String>,
 }
 
 /// A named read-only query shown as a record table; also a read tool.
@@ -146,6 +153,9 @@ pub struct View {
     /// The `SELECT` for one full record, with `:key` bound; with `key`, it
     /// lets the read tool open a record.
     pub record: Option<String>,
+    /// Columns holding JSON text, returned as JSON values (in listings and
+    /// in an opened record).
+    pub json_columns: Vec<String>,
 }
 
 /// Reverting only the rows an episode touched keeps every prepared

@@ -234,12 +234,14 @@ fn load_csv(text: &str, columns: &[Column], sink: &mut Sink<'_>) {
                 }
             }
         }
-        if values.len() != names.len() {
+        // The row's own width: a field that failed to convert is still a
+        // field, and was reported as itself.
+        if record.len() != names.len() {
             ok = false;
             sink.problem(
                 line,
                 None,
-                format!("expected {} fields, got {}", names.len(), values.len()),
+                format!("expected {} fields, got {}", names.len(), record.len()),
             );
         }
         if ok {

@@ -130,7 +130,10 @@ fn unknown_tools_and_tools_outside_the_task_are_errors() {
     let world = common::mini();
     let mut ep = common::episode(&world, "pay-back");
     let out = ep.step(&Action::tool("nope", json!({}))).unwrap();
-    assert_eq!(out.observation.text, "Error: Unknown action nope");
+    assert_eq!(
+        out.observation.text,
+        "Error: Unknown action nope. The tools of this task are: `close`, `get_account`, `tag_doc`, `transfer`, `view_accounts`."
+    );
     assert_eq!(
         out.observation.error.unwrap().code,
         ObservationErrorCode::UnknownTool
@@ -144,6 +147,25 @@ fn unknown_tools_and_tools_outside_the_task_are_errors() {
         ))
         .unwrap();
     assert!(out.observation.text.contains("not available in this task"));
+    assert!(
+        out.observation
+            .text
+            .ends_with("The tools of this task are: `get_account`, `transfer`, `view_accounts`."),
+        "{}",
+        out.observation.text
+    );
+
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool("transfr", json!({"amount": 1})))
+        .unwrap();
+    assert!(
+        out.observation
+            .text
+            .starts_with("Error: Unknown action transfr. Did you mean `transfer`?"),
+        "{}",
+        out.observation.text
+    );
 }
 
 #[test]
@@ -347,4 +369,96 @@ fn reset_restores_the_seed_in_every_kind_of_world() {
             );
         }
     }
+}
+
+/// The mini world plus a `get_doc` tool and a `docs` view whose `doc`
+/// column is declared JSON.
+fn mini_with_json_columns() -> (tempfile::TempDir, std::sync::Arc<understudy::World>) {
+    let dir = common::copy_world(&common::mini_dir());
+    common::write(
+        dir.path(),
+        "tools/get_doc.toml",
+        r#"name = "get_doc"
+description = "Look up a document."
+kind = "read"
+
+[parameters]
+type = "object"
+required = ["doc_id"]
+[parameters.properties.doc_id]
+type = "string"
+
+[result]
+query = "SELECT id, doc, json_extract(doc, '$.title') AS title FROM docs WHERE id = :doc_id"
+shape = "row"
+json_columns = ["doc"]
+text = "{{ title }} has {{ doc.tags | length }} tag(s)."
+"#,
+    );
+    common::append(
+        dir.path(),
+        "views.toml",
+        r#"
+[[views]]
+name = "docs"
+query = "SELECT id, doc FROM docs ORDER BY id"
+key = "id"
+json_columns = ["doc"]
+"#,
+    );
+    let world = std::sync::Arc::new(understudy::World::load(dir.path()).expect("loads"));
+    (dir, world)
+}
+
+#[test]
+fn json_columns_reach_the_agent_as_json() {
+    let (_dir, world) = mini_with_json_columns();
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool("get_doc", json!({"doc_id": "d1"})))
+        .unwrap();
+    assert!(out.observation.ok, "{:?}", out.observation);
+    assert_eq!(
+        out.observation.content["doc"],
+        json!({"title": "Note", "tags": ["x"], "count": 68})
+    );
+    assert_eq!(out.observation.content["title"], json!("Note"));
+    assert_eq!(out.observation.text, "Note has 1 tag(s).");
+
+    let out = ep.step(&Action::tool("view_docs", json!({}))).unwrap();
+    assert!(out.observation.ok, "{:?}", out.observation);
+    assert_eq!(out.observation.content["rows"][1]["doc"]["tags"], json!([]));
+    assert!(
+        out.observation.text.contains(r#""tags": ["x"]"#)
+            && !out.observation.text.contains(r#"\""#),
+        "the listing's text shows JSON, not escaped strings: {}",
+        out.observation.text
+    );
+    let out = ep
+        .step(&Action::tool("view_docs", json!({"key": "d2"})))
+        .unwrap();
+    assert_eq!(out.observation.content["doc"]["count"], json!(1.5));
+}
+
+#[test]
+fn a_json_column_holding_other_text_fails_the_call_naming_it() {
+    let (dir, _) = mini_with_json_columns();
+    common::replace(
+        dir.path(),
+        "tools/get_doc.toml",
+        "SELECT id, doc,",
+        "SELECT id, 'not json' AS doc,",
+    );
+    let world = std::sync::Arc::new(understudy::World::load(dir.path()).expect("loads"));
+    let mut ep = common::episode(&world, "pay-back");
+    let out = ep
+        .step(&Action::tool("get_doc", json!({"doc_id": "d1"})))
+        .unwrap();
+    let error = out.observation.error.expect("fails");
+    assert_eq!(error.code, ObservationErrorCode::ToolFailed);
+    assert!(
+        error.message.contains("`doc` is declared JSON"),
+        "{}",
+        error.message
+    );
 }

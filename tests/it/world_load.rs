@@ -42,6 +42,49 @@ fn changing_a_behaviour_file_changes_the_hash_but_docs_do_not() {
 }
 
 #[test]
+fn authors_notes_leave_the_hash_alone() {
+    let original = common::mini().content_hash.clone();
+    let dir = copy_world(&mini_dir());
+    write(dir.path(), "NOTES.md", "what I meant by the frozen rule");
+    write(dir.path(), "notes/2025-03-04.md", "a day's notes");
+    write(dir.path(), "notes/sketch.toml", "name = 'not a tool'");
+    write(dir.path(), "tools/README.md", "how the tools fit together");
+    write(dir.path(), "data/unused.csv", "a,b\n1,2\n");
+    write(dir.path(), "scripts/unused.rhai", "1 + 1");
+    write(dir.path(), "helper.py", "print('builds data/')");
+    assert_eq!(
+        understudy::World::load(dir.path()).unwrap().content_hash,
+        original,
+        "files the loader does not read are not part of the world"
+    );
+}
+
+#[test]
+fn every_file_the_world_is_built_from_changes_the_hash() {
+    let original = common::mini().content_hash.clone();
+    let edits: [(&str, &str, &str); 7] = [
+        ("world.toml", "Mini", "Mini world"),
+        ("schema.sql", "CREATE TABLE", "CREATE  TABLE"),
+        ("data/accounts.csv", "\n", "\r\n"),
+        ("views.toml", "[[views]]", "# listed\n[[views]]"),
+        ("tools/close.toml", "name", "# the close tool\nname"),
+        ("scripts/tag_doc.rhai", "", "// tags a doc\n"),
+        ("tasks/tasks.toml", "[[tasks]]", "# tasks\n[[tasks]]"),
+    ];
+    for (rel, from, to) in edits {
+        let dir = copy_world(&mini_dir());
+        let path = dir.path().join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{rel} has no {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let changed = understudy::World::load(dir.path())
+            .unwrap_or_else(|e| panic!("{rel}: {e}"))
+            .content_hash;
+        assert_ne!(changed, original, "editing {rel} must change the hash");
+    }
+}
+
+#[test]
 fn malformed_toml_names_file_and_line() {
     let dir = copy_world(&mini_dir());
     replace(
@@ -147,13 +190,21 @@ fn seed_rows_must_fit_the_schema() {
         "A-2,Charles Babbage,50.5",
         "A-2,Charles Babbage,fifty",
     );
+    let p = problems(dir.path());
     assert_problem(
-        &problems(dir.path()),
+        &p,
         &[
             "data/accounts.csv:3",
             "column `balance`",
             "expected a number",
         ],
+    );
+    assert_eq!(
+        p.iter()
+            .filter(|m| m.starts_with("data/accounts.csv:3"))
+            .count(),
+        1,
+        "a bad value is one problem, not also a wrong field count: {p:?}"
     );
 
     let dir = copy_world(&mini_dir());
@@ -225,7 +276,13 @@ fn task_references_must_resolve() {
         dir.path(),
         "tasks/tasks.toml",
         "tools = [\"get_account\", \"transfer\"]",
-        "tools = [\"get_account\", \"wire\"]",
+        "tools = [\n  \"get_account\",\n  \"wire\",\n]",
+    );
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "max_steps = 5",
+        "max_steps = 0",
     );
     replace(
         dir.path(),
@@ -245,6 +302,158 @@ fn task_references_must_resolve() {
     assert_problem(
         &p,
         &["task pay-back", "solution step 2 (transfer)", "amount"],
+    );
+    // Each problem points at its own line: 7 is `max_steps`, 8 the record,
+    // 15 the second solution step's `[[tasks.solution]]`, 29 the second
+    // entry of frozen's `tools`.
+    assert_problem(&p, &["tasks/tasks.toml:7:", "task pay-back", "max_steps"]);
+    assert_problem(&p, &["tasks/tasks.toml:8:", "task pay-back", "A-404"]);
+    assert_problem(
+        &p,
+        &[
+            "tasks/tasks.toml:15:",
+            "solution step 2 (transfer)",
+            "amount",
+        ],
+    );
+    assert_problem(&p, &["tasks/tasks.toml:29:", "task frozen", "`wire`"]);
+}
+
+#[test]
+fn a_broken_tool_is_reported_once_not_by_every_task_that_uses_it() {
+    for (from, to) in [
+        // SQL that does not prepare.
+        (
+            "FROM accounts WHERE id = :from_id\"",
+            "FROM acounts WHERE id = :from_id\"",
+        ),
+        // A file that does not parse.
+        ("[[guards]]", "[[guards]"),
+    ] {
+        let dir = copy_world(&mini_dir());
+        replace(dir.path(), "tools/transfer.toml", from, to);
+        let p = problems(dir.path());
+        assert!(
+            p.iter().any(|m| m.starts_with("tools/transfer.toml")),
+            "the tool's own problem is reported: {p:?}"
+        );
+        assert!(
+            p.iter().all(|m| !m.starts_with("tasks/")),
+            "tasks using the broken tool are not reported: {p:?}"
+        );
+    }
+    // A task naming a tool that has no file at all is still reported.
+    let dir = copy_world(&mini_dir());
+    std::fs::remove_file(dir.path().join("tools/transfer.toml")).unwrap();
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &["task frozen", "`transfer`", "not a tool of this world"],
+    );
+    assert_problem(&p, &["task pay-back", "solution step 2", "`transfer`"]);
+}
+
+#[test]
+fn templates_naming_what_the_context_lacks_fail_to_load() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "done at {{ at }}.",
+        "done at {{ when }} ({{ result.amout }}).",
+    );
+    replace(
+        dir.path(),
+        "tools/transfer.toml",
+        "\"{{ owner }}'s account is frozen.\"",
+        "\"{{ ownr }}'s account is frozen.\"",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "tools/transfer.toml:36",
+            "tool transfer, result.text",
+            "`when`",
+            "it can use: amount, at, from_id, id, result, to_id",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "tools/transfer.toml:36",
+            "`result.amout`",
+            "the result's columns: id, amount, at",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "tools/transfer.toml:27",
+            "tool transfer, guard 2, error",
+            "`ownr`",
+            "it can use: amount, from_id, ok, owner, to_id",
+        ],
+    );
+    assert_eq!(p.len(), 3, "{p:?}");
+
+    // Only the tool's parameters and `result` when the result is a value.
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tools/close.toml",
+        "shape = \"value\"",
+        "shape = \"value\"\ntext = \"{{ result }} {{ closed }}\"",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["tools/close.toml", "`closed`", "it can use: result"],
+    );
+}
+
+#[test]
+fn json_columns_must_be_columns_of_the_result() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tools/get_account.toml",
+        "shape = \"row\"",
+        "shape = \"row\"\njson_columns = [\"owner\", \"tags\"]",
+    );
+    replace(
+        dir.path(),
+        "views.toml",
+        "key = \"id\"",
+        "key = \"id\"\njson_columns = [\"doc\"]",
+    );
+    replace(
+        dir.path(),
+        "tools/close.toml",
+        "[result]\nquery = \"SELECT 'closed'\"",
+        "[result]\njson_columns = [\"x\"]",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "tools/get_account.toml:19",
+            "result.json_columns",
+            "`tags` is not a column of the result query (columns: id, owner, balance)",
+        ],
+    );
+    assert!(!p.iter().any(|m| m.contains("`owner` is not")), "{p:?}");
+    assert_problem(
+        &p,
+        &[
+            "views.toml",
+            "view accounts",
+            "`doc`",
+            "columns: id, owner, balance, frozen",
+        ],
+    );
+    assert_problem(
+        &p,
+        &["tools/close.toml", "json_columns needs a result.query"],
     );
 }
 

@@ -5,6 +5,10 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use serde_json::json;
+use std::sync::Arc;
+
+use understudy::diagnostics::Diagnostic;
+use understudy::rubric::RubricSet;
 use understudy::{Error, World};
 
 #[derive(Subcommand)]
@@ -32,41 +36,64 @@ pub fn run(cmd: WorldCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Checks the whole world: its files, then its rubrics (`rubrics/`), in
+/// one format, so one command says whether a world is ready.
 fn check(dir: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
-    match World::load(&dir) {
-        Ok(world) => {
-            if as_json {
-                println!(
-                    "{}",
-                    json!({"ok": true, "world": world.meta.id, "version": world.meta.version, "content_hash": world.content_hash, "problems": []})
-                );
-            } else {
-                println!(
-                    "ok: {} {} — {} tools, {} views, {} tasks, {} tables (hash {})",
-                    world.meta.id,
-                    world.meta.version,
-                    world.tools.len(),
-                    world.views.len(),
-                    world.tasks.len(),
-                    world.tables.len(),
-                    &world.content_hash[..12]
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+    let world = match World::load(&dir) {
+        Ok(world) => Arc::new(world),
         Err(Error::WorldInvalid { path, problems }) => {
-            if as_json {
-                println!("{}", json!({"ok": false, "problems": problems}));
-            } else {
-                eprintln!("{path}: {} problem(s)", problems.len());
-                for p in &problems {
-                    eprintln!("  {}/{p}", path.trim_end_matches('/'));
-                }
-            }
-            Ok(ExitCode::FAILURE)
+            return report_problems(&path, &problems, as_json)
         }
-        Err(e) => Err(e.into()),
+        Err(e) => return Err(e.into()),
+    };
+    let rubrics = match RubricSet::load(&world) {
+        Ok(set) => set,
+        Err(Error::RubricInvalid { problems, .. }) => {
+            return report_problems(&dir.display().to_string(), &problems, as_json)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let without: Vec<&String> = world
+        .tasks
+        .keys()
+        .filter(|t| rubrics.get(t).is_none())
+        .collect();
+    if as_json {
+        println!(
+            "{}",
+            json!({"ok": true, "world": world.meta.id, "version": world.meta.version, "content_hash": world.content_hash, "rubrics": rubrics.rubrics.len(), "tasks_without_rubric": without, "problems": []})
+        );
+    } else {
+        println!(
+            "ok: {} {} — {} tools, {} views, {} tasks, {} tables, {} rubrics (hash {})",
+            world.meta.id,
+            world.meta.version,
+            world.tools.len(),
+            world.views.len(),
+            world.tasks.len(),
+            world.tables.len(),
+            rubrics.rubrics.len(),
+            &world.content_hash[..12]
+        );
+        if !without.is_empty() {
+            let names: Vec<&str> = without.iter().map(|s| s.as_str()).collect();
+            println!("tasks without a rubric: {}", names.join(", "));
+        }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every problem, one per line under the folder it is in (or as JSON).
+fn report_problems(path: &str, problems: &[Diagnostic], as_json: bool) -> anyhow::Result<ExitCode> {
+    if as_json {
+        println!("{}", json!({"ok": false, "problems": problems}));
+    } else {
+        eprintln!("{path}: {} problem(s)", problems.len());
+        for p in problems {
+            eprintln!("  {}/{p}", path.trim_end_matches('/'));
+        }
+    }
+    Ok(ExitCode::FAILURE)
 }
 
 fn describe(dir: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {

@@ -194,7 +194,8 @@ impl FieldSpec {
             FieldKind::Text => json!({"type": "string"}),
             FieldKind::Unsigned => json!({"type": "integer", "minimum": 0}),
             FieldKind::Number => json!({"type": "number"}),
-            FieldKind::Action => action_schema(),
+            // Not tied to one world: the world's own word is in `/schema`.
+            FieldKind::Action => action_schema("user"),
         };
         if let Some(o) = schema.as_object_mut() {
             o.remove("$schema");
@@ -479,17 +480,18 @@ pub fn submit_args(args: &Map<String, Value>) -> Result<Move, String> {
     }
 }
 
-/// The `submit` pseudo-tool as an OpenAI function spec.
-pub fn submit_function() -> Value {
+/// The `submit` pseudo-tool as an OpenAI function spec; `user` is what
+/// the world calls the person served (`customer`, `patient`).
+pub fn submit_function(user: &str) -> Value {
     json!({
         "type": "function",
         "function": {
             "name": SUBMIT_TOOL,
-            "description": "Finish the task: submit your work when it is done. Ends the episode. The final message to the customer defaults to the last message you sent.",
+            "description": format!("Finish the task: submit your work when it is done. Ends the episode. The final message to the {user} defaults to the last message you sent."),
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "final_message": {"type": "string", "description": "The final answer to the customer, if not your last message."}
+                    "final_message": {"type": "string", "description": format!("The final answer to the {user}, if not your last message.")}
                 },
                 "additionalProperties": false
             }
@@ -528,12 +530,13 @@ pub fn openai_function(spec: &ToolSpec) -> Value {
     })
 }
 
-/// JSON Schema of an action in every accepted shape.
-pub fn action_schema() -> Value {
+/// The JSON Schema of an action in every accepted shape; `user` as for
+/// [`submit_function`].
+pub fn action_schema(user: &str) -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Action",
-        "description": "One step: call a tool, or say something to the customer.",
+        "description": format!("One step: call a tool, or say something to the {user}."),
         "anyOf": [
             {
                 "title": "Tool call",
@@ -558,7 +561,7 @@ pub fn action_schema() -> Value {
                 }
             },
             {
-                "title": "Message to the customer",
+                "title": format!("Message to the {user}"),
                 "type": "object",
                 "required": ["message"],
                 "properties": {"message": {"type": "string"}}

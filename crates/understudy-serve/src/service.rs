@@ -441,7 +441,7 @@ impl Server {
                 return Ok(json!({
                     "world_id": null,
                     "task_id": null,
-                    "action": protocol::action_schema(),
+                    "action": protocol::action_schema("user"),
                     "observation": protocol::observation_schema(),
                     "state": protocol::state_schema(),
                     "tools_by_world": by_world,
@@ -455,7 +455,7 @@ impl Server {
         Ok(json!({
             "world_id": world.meta.id,
             "task_id": task_id,
-            "action": protocol::action_schema(),
+            "action": protocol::action_schema(&world.meta.user),
             "observation": protocol::observation_schema(),
             "state": protocol::state_schema(),
             "tools": agent_tools(world, specs),
@@ -713,7 +713,7 @@ fn unknown_task(world: &World, task_id: &str) -> ApiError {
 fn agent_tools(world: &World, specs: Vec<understudy::world::ToolSpec>) -> Vec<Value> {
     let mut tools: Vec<Value> = specs.iter().map(protocol::openai_function).collect();
     if !world.tools.contains_key(protocol::SUBMIT_TOOL) {
-        tools.push(protocol::submit_function());
+        tools.push(protocol::submit_function(&world.meta.user));
     }
     tools
 }

@@ -167,7 +167,10 @@ impl MessageCheck {
             return (Outcome::Met(true), ev);
         }
         let detail = if messages.is_empty() {
-            "no message was sent to the customer".to_string()
+            format!(
+                "no message was sent to the {}",
+                cx.episode.world().meta.user
+            )
         } else if !refused.is_empty() {
             format!("{} (an answer must stand on its own)", refused.join("; "))
         } else {

@@ -18,6 +18,7 @@ use crate::sql::functions::SimState;
 use crate::sql::sandbox::{check_statement_kind, Sandbox, SandboxMode};
 use crate::sql::values::parameter_names;
 use crate::sql::{sql_message, OperationBudget};
+use crate::world::hash::HashedFiles;
 use crate::world::WorldMeta;
 
 /// The shared state of one world load.
@@ -37,6 +38,9 @@ pub(super) struct LoadContext<'a> {
     pub scripts: rhai::Engine,
     /// Collects guard-error and result templates; moves into the world.
     pub templates: minijinja::Environment<'static>,
+    /// The files the world is built from, which its content hash covers:
+    /// each step adds the files it reads.
+    pub hashed: HashedFiles,
 }
 
 /// What preparing a piece of world SQL tells the loader about it.
@@ -68,6 +72,7 @@ impl<'a> LoadContext<'a> {
             budget,
             scripts: crate::script::engine(),
             templates,
+            hashed: HashedFiles::default(),
         })
     }
 

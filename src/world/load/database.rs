@@ -53,6 +53,7 @@ pub(super) fn seed(cx: &mut LoadContext<'_>, manifest: &WorldToml, text: &str) -
         // every row loaded.
         cx.budget.renew();
         let line = line_of(text, entry.span().start);
+        cx.hashed.add(&entry.get_ref().file);
         seed::load(
             conn,
             cx.root,

@@ -89,6 +89,15 @@ pub(super) fn world_meta(m: &WorldToml, diags: &mut Diagnostics) -> Option<World
             ),
         );
     }
+    let user = m.user.trim();
+    if user.is_empty() || user.len() > 40 || user.contains(['\n', '\r']) {
+        diags.push(
+            "world.toml",
+            None,
+            Some("user".into()),
+            format!("expected a short name for the world's user, such as \"patient\" or \"client\" (one line, at most 40 bytes), got {:?}", m.user),
+        );
+    }
     if m.ids.width > 20 {
         diags.push(
             "world.toml",
@@ -105,6 +114,7 @@ pub(super) fn world_meta(m: &WorldToml, diags: &mut Diagnostics) -> Option<World
         name: m.name.clone(),
         version: m.version.clone(),
         description: m.description.clone(),
+        user: m.user.trim().to_string(),
         clock_start,
         tick_seconds: m.clock.tick_seconds,
         ids: IdFormats::from(&m.ids),

@@ -14,7 +14,9 @@ mod manifest_check;
 mod names;
 mod scope;
 mod tables;
+mod task_lines;
 mod tasks;
+mod template_names;
 mod tools;
 mod views;
 
@@ -23,7 +25,7 @@ use std::path::Path;
 use rusqlite::MAIN_DB;
 
 use super::manifest::WorldToml;
-use super::{hash, World};
+use super::World;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
 use context::LoadContext;
@@ -57,6 +59,9 @@ pub fn load(root: &Path) -> Result<World> {
         return fail(display, diags);
     };
     let mut cx = LoadContext::open(root, diags, &meta)?;
+    for rel in ["world.toml", "policy.md", "schema.sql"] {
+        cx.hashed.add(rel);
+    }
     let schema_ok = schema.is_some_and(|s| database::apply_schema(&mut cx, &s));
     // Without a manifest and a schema nothing else can be checked.
     let (Some(manifest), true) = (manifest, schema_ok) else {
@@ -71,7 +76,7 @@ pub fn load(root: &Path) -> Result<World> {
     cx.budget.renew();
     let tables = tables::table_infos(&mut cx, &manifest, &manifest_text);
     let scope = scope::load_scope(&mut cx, &manifest, &manifest_text, &tables);
-    let tools = tools::load_tools(&mut cx);
+    let tools::LoadedTools { tools, broken } = tools::load_tools(&mut cx);
     let views = views::load_views(&mut cx, &tools);
     let tasks = tasks::load_tasks(
         &mut cx,
@@ -79,6 +84,7 @@ pub fn load(root: &Path) -> Result<World> {
             tools: &tools,
             views: &views,
             tables: &tables,
+            broken_tools: &broken,
         },
     );
 
@@ -87,6 +93,7 @@ pub fn load(root: &Path) -> Result<World> {
         conn,
         scripts,
         templates,
+        hashed,
         ..
     } = cx;
     if !diags.is_empty() {
@@ -94,7 +101,7 @@ pub fn load(root: &Path) -> Result<World> {
     }
     let snapshot = conn.serialize(MAIN_DB).map_err(Error::Sqlite)?.to_vec();
     let restore = tables::restore_plan(&conn, &tables);
-    let content_hash = hash::content_hash(root)?;
+    let content_hash = hashed.content_hash(root)?;
     Ok(World {
         root: root.to_path_buf(),
         meta,

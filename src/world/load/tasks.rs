@@ -2,27 +2,32 @@
 //! tools it allows, the records it names and its reference solution are
 //! checked against the world they run in.
 
-use indexmap::IndexMap;
+use std::collections::BTreeSet;
 
 use super::context::LoadContext;
 use super::files;
+use super::task_lines::{FieldLines, TaskSpansToml};
 use super::tools::describe_schema_error;
 use crate::action::Action;
 use crate::diagnostics::line_of;
 use crate::world::manifest::{RecordRef, TaskSpec, TasksToml};
 use crate::world::{SolutionStep, TableInfo, Task, Tool, View, VIEW_TOOL_PREFIX};
+use indexmap::IndexMap;
 
 /// What a task is checked against: the world's compiled pieces.
 pub(super) struct TaskWorld<'w> {
     pub tools: &'w IndexMap<String, Tool>,
     pub views: &'w IndexMap<String, View>,
     pub tables: &'w [TableInfo],
+    /// Tools whose files had problems (already reported): a task naming
+    /// one is not reported again for it.
+    pub broken_tools: &'w BTreeSet<String>,
 }
 
 /// A task as found in a file, before it is checked.
 struct Found {
     rel: String,
-    line: Option<usize>,
+    lines: FieldLines,
     spec: TaskSpec,
 }
 
@@ -50,12 +55,15 @@ fn read_tasks(cx: &mut LoadContext<'_>) -> Vec<Found> {
         let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
             continue;
         };
+        cx.hashed.add(&rel);
         if let Some(parsed) = files::parse_toml::<TasksToml>(&rel, &text, &mut cx.diags) {
-            for t in parsed.tasks {
+            let spans = toml::from_str::<TaskSpansToml>(&text).ok();
+            for (i, t) in parsed.tasks.into_iter().enumerate() {
                 let line = line_of(&text, t.span().start);
+                let task_spans = spans.as_ref().and_then(|s| s.tasks.get(i));
                 found.push(Found {
                     rel: rel.clone(),
-                    line: Some(line),
+                    lines: FieldLines::of_toml(&text, line, task_spans),
                     spec: t.into_inner(),
                 });
             }
@@ -65,6 +73,7 @@ fn read_tasks(cx: &mut LoadContext<'_>) -> Vec<Found> {
         let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
             continue;
         };
+        cx.hashed.add(&rel);
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -72,7 +81,7 @@ fn read_tasks(cx: &mut LoadContext<'_>) -> Vec<Found> {
             match serde_json::from_str::<TaskSpec>(line) {
                 Ok(spec) => found.push(Found {
                     rel: rel.clone(),
-                    line: Some(i + 1),
+                    lines: FieldLines::one(i + 1),
                     spec,
                 }),
                 Err(e) => cx
@@ -89,41 +98,70 @@ fn read_tasks(cx: &mut LoadContext<'_>) -> Vec<Found> {
 fn check_task(cx: &mut LoadContext<'_>, world: &TaskWorld<'_>, found: &Found, duplicate: bool) {
     let Found {
         rel,
-        line,
+        lines,
         spec: task,
     } = found;
-    let (line, subject) = (*line, Some(format!("task {}", task.id)));
+    let subject = Some(format!("task {}", task.id));
+    let id_line = lines.field(lines.id);
     if task.id.trim().is_empty() {
-        cx.diags.push(rel, line, None, "task id must not be empty");
+        cx.diags
+            .push(rel, id_line, None, "task id must not be empty");
     }
     if duplicate {
-        cx.diags
-            .push(rel, line, subject.clone(), "another task has the same id");
+        cx.diags.push(
+            rel,
+            id_line,
+            subject.clone(),
+            "another task has the same id",
+        );
     }
     if task.max_steps == 0 {
-        cx.diags
-            .push(rel, line, subject.clone(), "max_steps must be at least 1");
+        cx.diags.push(
+            rel,
+            lines.field(lines.max_steps),
+            subject.clone(),
+            "max_steps must be at least 1",
+        );
     }
-    for t in task.tools.iter().flatten() {
-        if !world.tools.contains_key(t) {
+    for (i, t) in task.tools.iter().flatten().enumerate() {
+        if !world.tools.contains_key(t) && !world.broken_tools.contains(t) {
             cx.diags.push(
                 rel,
-                line,
+                lines.entry(&lines.tools, i),
                 subject.clone(),
                 format!("`tools` names `{t}`, which is not a tool of this world"),
             );
         }
     }
-    for r in &task.records {
+    for (i, r) in task.records.iter().enumerate() {
         if let Err(message) = check_record(cx, world.tables, r) {
-            cx.diags.push(rel, line, subject.clone(), message);
+            cx.diags.push(
+                rel,
+                lines.entry(&lines.records, i),
+                subject.clone(),
+                message,
+            );
         }
     }
     for (i, step) in task.solution.iter().enumerate() {
+        if calls_broken_tool(world, step) {
+            continue;
+        }
         if let Err(message) = check_solution_step(world, i, step) {
-            cx.diags.push(rel, line, subject.clone(), message);
+            cx.diags.push(
+                rel,
+                lines.entry(&lines.solution, i),
+                subject.clone(),
+                message,
+            );
         }
     }
+}
+
+/// A step calling a tool whose file had problems: those problems are the
+/// ones to fix, and are reported once, against the tool.
+fn calls_broken_tool(world: &TaskWorld<'_>, step: &serde_json::Value) -> bool {
+    matches!(Action::from_json(step), Ok(Action::Tool { tool, .. }) if world.broken_tools.contains(&tool))
 }
 
 /// A record a task names must be in the seed data.

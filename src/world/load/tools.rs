@@ -10,15 +10,28 @@ use toml::Spanned;
 use super::context::LoadContext;
 use super::files;
 use super::names::{humanize, is_identifier};
+use super::template_names::{unknown_names, TemplateContext};
 use crate::diagnostics::line_of;
 use crate::script;
 use crate::sql::sandbox::SandboxMode;
-use crate::world::manifest::{GuardToml, ResultToml, ToolKind, ToolToml};
+use crate::world::manifest::{GuardToml, ResultShape, ResultToml, ToolKind, ToolToml};
 use crate::world::{Guard, Tool, ToolResult, VIEW_TOOL_PREFIX};
 
-/// Every tool in `tools/`, by name; a world needs at least one.
-pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> IndexMap<String, Tool> {
+/// The tools of `tools/`: those that compiled, and the names of those
+/// whose files had problems.
+pub(super) struct LoadedTools {
+    /// Every sound tool, by name.
+    pub tools: IndexMap<String, Tool>,
+    /// The names (as declared, and as the file is named) of tools left out
+    /// for problems already reported, so that what uses them is not
+    /// reported again as naming an unknown tool.
+    pub broken: BTreeSet<String>,
+}
+
+/// Every tool in `tools/`; a world needs at least one.
+pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> LoadedTools {
     let mut tools = IndexMap::new();
+    let mut broken = BTreeSet::new();
     let files = files::list_files(cx.root, "tools", ".toml", &mut cx.diags);
     if files.is_empty() {
         cx.diags.push(
@@ -29,26 +42,34 @@ pub(super) fn load_tools(cx: &mut LoadContext<'_>) -> IndexMap<String, Tool> {
         );
     }
     for rel in files {
+        let stem = rel.trim_start_matches("tools/").trim_end_matches(".toml");
         let Some(text) = files::read_text(cx.root, &rel, &mut cx.diags) else {
+            broken.insert(stem.to_string());
             continue;
         };
+        cx.hashed.add(&rel);
         let Some(spec) = files::parse_toml::<ToolToml>(&rel, &text, &mut cx.diags) else {
+            broken.insert(stem.to_string());
             continue;
         };
-        if let Some(tool) = compile_tool(cx, &rel, &text, spec) {
-            if tools.contains_key(&tool.name) {
-                cx.diags.push(
-                    &rel,
-                    None,
-                    Some(format!("tool {}", tool.name)),
-                    "another tool has the same name",
-                );
-            } else {
+        let declared = spec.name.clone();
+        match compile_tool(cx, &rel, &text, spec) {
+            Some(tool) if tools.contains_key(&tool.name) => cx.diags.push(
+                &rel,
+                None,
+                Some(format!("tool {}", tool.name)),
+                "another tool has the same name",
+            ),
+            Some(tool) => {
                 tools.insert(tool.name.clone(), tool);
+            }
+            None => {
+                broken.insert(stem.to_string());
+                broken.insert(declared);
             }
         }
     }
-    tools
+    LoadedTools { tools, broken }
 }
 
 /// One tool, or `None` when any of its pieces has a problem (all reported).
@@ -234,11 +255,60 @@ impl ToolCompiler<'_, '_> {
     }
 
     /// Prepares `sql` under `mode` and checks its parameters; `failed`
-    /// prefixes the message when it does not prepare.
-    fn check_sql(&mut self, mode: SandboxMode, sql: &str, line: usize, piece: &str, failed: &str) {
+    /// prefixes the message when it does not prepare. The columns it
+    /// returns, when it prepared.
+    fn check_sql(
+        &mut self,
+        mode: SandboxMode,
+        sql: &str,
+        line: usize,
+        piece: &str,
+        failed: &str,
+    ) -> Option<Vec<String>> {
         match self.cx.prepare(mode, sql) {
-            Ok(prepared) => self.check_used(&prepared.parameters, line, piece),
-            Err(m) => self.report(Some(line), piece, format!("{failed}: {m}")),
+            Ok(prepared) => {
+                self.check_used(&prepared.parameters, line, piece);
+                Some(prepared.columns)
+            }
+            Err(m) => {
+                self.report(Some(line), piece, format!("{failed}: {m}"));
+                None
+            }
+        }
+    }
+
+    /// Every name the template `name` uses must be in its context: a
+    /// misspelt column would otherwise render empty on every call.
+    fn check_template_names(
+        &mut self,
+        name: &str,
+        line: usize,
+        piece: &str,
+        columns: &[String],
+        extra: &[&str],
+        result_fields: Option<&[String]>,
+    ) {
+        let context = TemplateContext {
+            parameters: &self.declared,
+            columns,
+            extra,
+            result_fields,
+        };
+        let mut names: BTreeSet<&str> = self.declared.iter().map(String::as_str).collect();
+        names.extend(columns.iter().map(String::as_str));
+        names.extend(extra);
+        let names = names.into_iter().collect::<Vec<_>>().join(", ");
+        let fields = result_fields.unwrap_or_default().join(", ");
+        let unknown = unknown_names(&self.cx.templates, name, &context);
+        for used in unknown {
+            let message = if used.starts_with("result.") && result_fields.is_some() {
+                format!("the template uses `{used}`, which the result does not have, so it would render empty (the result's columns: {fields})")
+            } else {
+                format!(
+                    "the template uses `{used}`, which is neither a parameter nor a column it sees, so it would render empty (it can use: {names})"
+                )
+            };
+            self.report(Some(line), piece, message);
         }
     }
 
@@ -248,7 +318,7 @@ impl ToolCompiler<'_, '_> {
         for (i, guard) in written.iter().enumerate() {
             let line = self.line(guard.check.span().start);
             let piece = format!(", guard {}", i + 1);
-            self.check_sql(
+            let columns = self.check_sql(
                 SandboxMode::WorldRead,
                 guard.check.get_ref(),
                 line,
@@ -260,6 +330,10 @@ impl ToolCompiler<'_, '_> {
             let subject = self.subject(&piece);
             self.cx
                 .add_template(&name, guard.error.get_ref(), self.rel, error_line, subject);
+            if let Some(columns) = columns {
+                let piece = format!("{piece}, error");
+                self.check_template_names(&name, error_line, &piece, &columns, &[], None);
+            }
             guards.push(Guard {
                 check: guard.check.get_ref().clone(),
                 error_template: name,
@@ -287,12 +361,17 @@ impl ToolCompiler<'_, '_> {
         let line = self.line(s.span().start);
         let root = self.cx.root;
         let path = root.join(s.get_ref());
+        // The script's path inside the world folder, links resolved.
         let inside = path
             .canonicalize()
             .ok()
             .zip(root.canonicalize().ok())
-            .is_some_and(|(p, r)| p.starts_with(r));
-        if !inside {
+            .and_then(|(p, r)| {
+                p.strip_prefix(r)
+                    .ok()
+                    .map(|p| p.to_string_lossy().to_string())
+            });
+        let Some(inside) = inside else {
             self.report(
                 Some(line),
                 ", script",
@@ -302,9 +381,12 @@ impl ToolCompiler<'_, '_> {
                 ),
             );
             return None;
-        }
+        };
         let source = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
+            Ok(t) => {
+                self.cx.hashed.add(&inside);
+                t
+            }
             Err(e) => {
                 self.report(
                     Some(line),
@@ -332,6 +414,9 @@ impl ToolCompiler<'_, '_> {
     /// The result query (read-only; not beside a script) and text template.
     fn result(&mut self, written: Option<&ResultToml>, has_script: bool) -> Option<ToolResult> {
         let r = written?;
+        // The result's columns, when they can be known: `Some(empty)` for
+        // a tool that returns nothing but `Done.`.
+        let mut columns = (!has_script).then(Vec::new);
         if let Some(q) = &r.query {
             let line = self.line(q.span().start);
             if has_script {
@@ -341,13 +426,15 @@ impl ToolCompiler<'_, '_> {
                     "a tool with a script returns the script's value; remove result.query",
                 );
             }
-            self.check_sql(
-                SandboxMode::WorldRead,
-                q.get_ref(),
-                line,
-                ", result",
-                "query does not prepare",
-            );
+            columns = self
+                .check_sql(
+                    SandboxMode::WorldRead,
+                    q.get_ref(),
+                    line,
+                    ", result",
+                    "query does not prepare",
+                )
+                .filter(|_| !has_script);
         }
         let text_template = r.text.as_ref().map(|t| {
             let name = format!("{}/text", self.name);
@@ -355,13 +442,67 @@ impl ToolCompiler<'_, '_> {
             let subject = self.subject(", result.text");
             self.cx
                 .add_template(&name, t.get_ref(), self.rel, line, subject);
+            if let Some(columns) = &columns {
+                let piece = ", result.text";
+                match (r.query.is_some(), r.shape) {
+                    (true, ResultShape::Row) => self.check_template_names(
+                        &name,
+                        line,
+                        piece,
+                        columns,
+                        &["result"],
+                        Some(columns),
+                    ),
+                    (true, ResultShape::Rows) => self.check_template_names(
+                        &name,
+                        line,
+                        piece,
+                        &[],
+                        &["result", "rows"],
+                        None,
+                    ),
+                    _ => self.check_template_names(&name, line, piece, &[], &["result"], None),
+                }
+            }
             name
         });
+        let json_columns = self.json_columns(r, columns.as_deref());
         Some(ToolResult {
             query: r.query.as_ref().map(|q| q.get_ref().clone()),
             shape: r.shape,
             text_template,
+            json_columns,
         })
+    }
+
+    /// `result.json_columns`: each must be a column `result.query` returns
+    /// (`columns`, when it prepared).
+    fn json_columns(&mut self, r: &ResultToml, columns: Option<&[String]>) -> Vec<String> {
+        let Some(declared) = &r.json_columns else {
+            return Vec::new();
+        };
+        let line = Some(self.line(declared.span().start));
+        if r.query.is_none() {
+            self.report(
+                line,
+                ", result.json_columns",
+                "json_columns needs a result.query whose columns hold JSON (a script returns JSON values itself)",
+            );
+        } else if let Some(columns) = columns {
+            for c in declared.get_ref() {
+                if !columns.contains(c) {
+                    self.report(
+                        line,
+                        ", result.json_columns",
+                        format!(
+                            "`{c}` is not a column of the result query (columns: {})",
+                            columns.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        declared.get_ref().clone()
     }
 }
 

@@ -25,6 +25,7 @@ pub(super) fn load_views(
     let Some(text) = files::read_optional_text(cx.root, rel, &mut cx.diags) else {
         return views;
     };
+    cx.hashed.add(rel);
     let Some(parsed) = files::parse_toml::<ViewsToml>(rel, &text, &mut cx.diags) else {
         return views;
     };
@@ -114,6 +115,19 @@ fn compile_view(cx: &mut LoadContext<'_>, rel: &str, text: &str, v: ViewToml) ->
             );
         }
     }
+    for c in &v.json_columns {
+        if !columns.contains(c) && !columns.is_empty() {
+            cx.diags.push(
+                rel,
+                Some(line),
+                subject.clone(),
+                format!(
+                    "json_columns names `{c}`, which is not a column of the view (columns: {})",
+                    columns.join(", ")
+                ),
+            );
+        }
+    }
     if let Some(record) = &v.record {
         let rline = line_of(text, record.span().start);
         check_record_query(cx, rel, rline, &subject, v.key.is_some(), record.get_ref());
@@ -129,6 +143,7 @@ fn compile_view(cx: &mut LoadContext<'_>, rel: &str, text: &str, v: ViewToml) ->
         columns,
         key: v.key,
         record: v.record.map(Spanned::into_inner),
+        json_columns: v.json_columns,
     })
 }
 

@@ -362,6 +362,19 @@ fn the_rubric_commands_check_lint_and_explain_failures() {
         err.contains("rubrics/frozen.toml:7: criterion `x`: there is no tool `wire_money`"),
         "{err}"
     );
+    // `world check` checks the rubrics too, and says where the mistake is
+    // in the same format as the world's own problems.
+    let out = bin()
+        .args(["world", "check"])
+        .arg(broken.path())
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rubrics/frozen.toml:7: criterion `x`: there is no tool `wire_money`"),
+        "{err}"
+    );
     let out = bin()
         .args(["rubric", "lint", "--world"])
         .arg(broken.path())
