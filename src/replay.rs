@@ -312,7 +312,7 @@ where
             }
             waiting.insert(position, result);
             while let Some(result) = waiting.remove(&emitted) {
-                if let Err(e) = result.and_then(|t| sink(t)) {
+                if let Err(e) = result.and_then(&mut *sink) {
                     failure = Some(e);
                     waiting.clear();
                     lock(&feed).stopped = true;
