@@ -195,6 +195,8 @@ mod tests {
             "reviews",
             "scores",
             "judgments",
+            "drafts",
+            "episode_events",
         ] {
             assert!(latest.tables.contains_key(table), "{table}");
         }
@@ -204,8 +206,11 @@ mod tests {
         assert_eq!(
             problems(&conn, 1).expect("reads"),
             vec![
+                "table `drafts` exists, but schema version 1 does not have it yet",
+                "table `episode_events` exists, but schema version 1 does not have it yet",
                 "table `judgments` exists, but schema version 1 does not have it yet",
                 "table `scores` exists, but schema version 1 does not have it yet",
+                "index `episode_events_by_episode` exists, but schema version 1 does not have it yet",
                 "index `judgments_by_episode` exists, but schema version 1 does not have it yet",
                 "index `scores_by_episode` exists, but schema version 1 does not have it yet",
             ]

@@ -110,8 +110,8 @@ fn a_damaged_or_half_migrated_schema_is_refused_untouched() {
         ),
         (
             "half-migrated.sqlite",
-            "DROP INDEX judgments_by_episode; DROP TABLE judgments; PRAGMA user_version = 2;",
-            "`judgments`",
+            "DROP INDEX episode_events_by_episode; DROP TABLE episode_events; PRAGMA user_version = 3;",
+            "`episode_events`",
         ),
     ] {
         let path = damaged(dir.path(), name, damage);
