@@ -107,7 +107,13 @@ class App:
         self.clickable("[data-testid=expert-form] button[type=submit]").click()
         self.css("[data-testid=expert-profile]")
 
-    def start_task(self, task_id: str):
+    def open_world(self, world_id: str = "support-desk"):
+        """Shows a world's tasks on the start screen (the list holds every bundled world)."""
+        self.clickable(f"[data-world='{world_id}']").click()
+        self.css(f"[data-world='{world_id}'][aria-current=true]")
+
+    def start_task(self, task_id: str, world_id: str = "support-desk"):
+        self.open_world(world_id)
         self.clickable(f"[data-task='{task_id}'] button.task-open").click()
         self.css("[data-screen=workspace]")
         self.css("[data-testid=records]")

@@ -60,6 +60,7 @@ def test_expert_performs_a_support_task_and_the_exact_trajectory_is_stored(launc
     app.css("[data-screen=home]")
     app.shot("01-home-first-run")
     app.create_profile()
+    app.open_world("support-desk")
     app.wait_text(f"[data-task='{TASK}']", "Not started")
     app.shot("02-home")
 

@@ -518,9 +518,16 @@ mod tests {
 
         // The catalogue shows it in progress; closing the window pauses it.
         let catalog = s.catalog().unwrap();
-        let task = catalog.worlds[0]
+        let support_desk = |c: &Catalog| {
+            c.worlds
+                .iter()
+                .find(|w| w.id == "support-desk")
+                .cloned()
+                .expect("the bundled support desk")
+        };
+        let task = support_desk(&catalog)
             .tasks
-            .iter()
+            .into_iter()
             .find(|t| t.id == "duplicate-charge")
             .unwrap();
         assert_eq!(task.progress.open_episode.as_deref(), Some(ep.id.as_str()));
@@ -561,7 +568,7 @@ mod tests {
         assert_eq!(submitted.status, EpisodeStatus::Submitted);
         assert!(!submitted.transitions.can_submit);
         assert!(s.open_episodes().unwrap().is_empty());
-        let task = s.catalog().unwrap().worlds[0]
+        let task = support_desk(&s.catalog().unwrap())
             .tasks
             .iter()
             .find(|t| t.id == "duplicate-charge")

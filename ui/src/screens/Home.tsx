@@ -13,6 +13,9 @@ import { dateTime, duration, plural } from "../lib/format";
 /** How many tasks of a world the list shows at a time. */
 const PAGE = 40;
 
+/** The world the expert last chose, for this run of the app. */
+let rememberedWorld: string | null = null;
+
 function progressLabel(t: TaskSummary): { text: string; tone: string } {
   if (t.progress.open_episode) return { text: "In progress", tone: "amber" };
   if (t.progress.submitted > 0)
@@ -99,7 +102,8 @@ export function Home({
   };
 
   const worlds = catalog?.worlds ?? [];
-  const [selected, setSelected] = useState<string | null>(null);
+  // The world last chosen stays chosen when the expert comes back to the list.
+  const [selected, setSelected] = useState<string | null>(rememberedWorld);
   const [shown, setShown] = useState(PAGE);
   const world = worlds.find((w) => w.id === selected) ?? worlds[0] ?? null;
   const query = filter.trim().toLowerCase();
@@ -209,6 +213,7 @@ export function Home({
                         aria-current={w.id === world.id}
                         onClick={() => {
                           setSelected(w.id);
+                          rememberedWorld = w.id;
                           setShown(PAGE);
                         }}
                         data-world={w.id}
