@@ -545,7 +545,7 @@ export function Workspace({
               </div>
             )}
             {afterError && <ErrorBanner error={afterError} />}
-            <div className="row gap-sm">
+            <div className="row gap-sm submitted-actions">
               {after?.next && (
                 <button type="button" className="btn btn-primary" onClick={() => void openNext()} autoFocus data-testid="next-task">
                   Next task: {after.next.title}
