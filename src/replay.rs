@@ -427,3 +427,113 @@ pub fn replay_stored(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Items finish out of order (later ones faster), yet reach the sink in
+    /// order, and no worker runs further ahead than the window allows.
+    #[test]
+    fn ordered_parallel_keeps_input_order_within_the_window() {
+        let ahead = AtomicUsize::new(0);
+        let emitted = AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        let n = ordered_parallel(
+            (0..200usize).map(Ok),
+            4,
+            8,
+            || Ok(()),
+            |_, i| {
+                let gap = i.saturating_sub(emitted.load(Ordering::SeqCst));
+                ahead.fetch_max(gap, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_micros(
+                    ((200 - i) % 7) as u64 * 50,
+                ));
+                Ok(i * 10)
+            },
+            &mut |v| {
+                seen.push(v);
+                emitted.store(seen.len(), Ordering::SeqCst);
+                Ok(())
+            },
+        )
+        .expect("all items map");
+        assert_eq!(n, 200);
+        assert_eq!(seen, (0..200).map(|i| i * 10).collect::<Vec<_>>());
+        assert!(
+            ahead.load(Ordering::SeqCst) < 8,
+            "a worker ran past the window"
+        );
+    }
+
+    /// The first failure in input order is returned, nothing after it is
+    /// emitted, and everything before it was.
+    #[test]
+    fn ordered_parallel_stops_at_the_first_failure() {
+        let mut seen = Vec::new();
+        let err = ordered_parallel(
+            (0..100usize).map(|i| {
+                if i == 60 {
+                    Err(Error::Other("bad line 60".into()))
+                } else {
+                    Ok(i)
+                }
+            }),
+            3,
+            6,
+            || Ok(()),
+            |_, i| {
+                if i == 40 {
+                    Err(Error::Other("line 40 failed".into()))
+                } else {
+                    Ok(i)
+                }
+            },
+            &mut |v| {
+                seen.push(v);
+                Ok(())
+            },
+        )
+        .expect_err("line 40 fails");
+        assert!(err.to_string().contains("line 40 failed"), "{err}");
+        assert_eq!(seen, (0..40).collect::<Vec<_>>());
+
+        // A failing sink stops the batch too.
+        let mut calls = 0;
+        let err = ordered_parallel(
+            (0..50usize).map(Ok),
+            2,
+            4,
+            || Ok(()),
+            |_, i| Ok(i),
+            &mut |_| {
+                calls += 1;
+                if calls == 5 {
+                    Err(Error::Other("disk full".into()))
+                } else {
+                    Ok(())
+                }
+            },
+        )
+        .expect_err("the sink fails");
+        assert!(err.to_string().contains("disk full"), "{err}");
+        assert_eq!(calls, 5);
+    }
+
+    /// A worker whose state cannot be made fails the line it took.
+    #[test]
+    fn ordered_parallel_reports_a_failed_init() {
+        let err = ordered_parallel(
+            (0..10usize).map(Ok),
+            2,
+            4,
+            || Err::<(), _>(Error::Other("no episode".into())),
+            |_, i| Ok(i),
+            &mut |_| Ok(()),
+        )
+        .expect_err("init fails");
+        assert!(err.to_string().contains("no episode"), "{err}");
+    }
+}
