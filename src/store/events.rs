@@ -29,6 +29,14 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    const ALL: [EventKind; 5] = [
+        EventKind::Opened,
+        EventKind::Paused,
+        EventKind::Resumed,
+        EventKind::Undone,
+        EventKind::Annotated,
+    ];
+
     fn as_str(self) -> &'static str {
         match self {
             EventKind::Opened => "opened",
@@ -40,14 +48,7 @@ impl EventKind {
     }
 
     fn parse(text: &str) -> Option<EventKind> {
-        Some(match text {
-            "opened" => EventKind::Opened,
-            "paused" => EventKind::Paused,
-            "resumed" => EventKind::Resumed,
-            "undone" => EventKind::Undone,
-            "annotated" => EventKind::Annotated,
-            _ => return None,
-        })
+        EventKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 }
 

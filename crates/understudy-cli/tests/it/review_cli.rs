@@ -226,21 +226,25 @@ fn gold_goes_from_the_command_line_to_an_approved_export_and_lint() {
     assert_eq!(rows[1]["status"], "rejected");
     assert_eq!(rows[1]["last_review"]["decision"], "reject");
 
-    let export = dir.path().join("approved.jsonl");
-    ok(&[
-        "export",
-        "--store",
-        s(&store_path),
-        "--status",
-        "approved",
-        "--format",
-        "native",
-        "--output",
-        s(&export),
-        "--worlds",
-        s(&dir.path().join("worlds")),
-    ]);
-    let exported = std::fs::read_to_string(&export).unwrap();
+    // Both the native and the TRL export hold the approved episode only.
+    let export_approved = |format: &str| {
+        let out = dir.path().join(format!("approved-{format}.jsonl"));
+        ok(&[
+            "export",
+            "--store",
+            s(&store_path),
+            "--status",
+            "approved",
+            "--format",
+            format,
+            "--output",
+            s(&out),
+            "--worlds",
+            s(&dir.path().join("worlds")),
+        ]);
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let exported = export_approved("native");
     let lines: Vec<Value> = exported
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -251,21 +255,7 @@ fn gold_goes_from_the_command_line_to_an_approved_export_and_lint() {
         lines[0]["steps"][0]["rationale"],
         "Read the ticket before touching the account."
     );
-    let trl = dir.path().join("approved-trl.jsonl");
-    ok(&[
-        "export",
-        "--store",
-        s(&store_path),
-        "--status",
-        "approved",
-        "--format",
-        "trl",
-        "--output",
-        s(&trl),
-        "--worlds",
-        s(&dir.path().join("worlds")),
-    ]);
-    assert_eq!(std::fs::read_to_string(&trl).unwrap().lines().count(), 1);
+    assert_eq!(export_approved("trl").lines().count(), 1);
 
     let (report, _) = ok(&[
         "rubric",
