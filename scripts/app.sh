@@ -62,14 +62,18 @@ app_e2e() (
     return 1
   fi
   export DISPLAY=":$(cat "$display_file")"
-  tauri-driver --port 4444 >"$dir/tauri-driver.log" 2>&1 &
+  # Two checkouts on one machine can run their suites at once by choosing
+  # another E2E_DRIVER_PORT (the native WebKitWebDriver takes the next one).
+  local port="${E2E_DRIVER_PORT:-4444}"
+  tauri-driver --port "$port" --native-port "$((port + 1))" >"$dir/tauri-driver.log" 2>&1 &
   driver_pid=$!
-  for _ in $(seq 100); do curl -sf http://127.0.0.1:4444/status >/dev/null 2>&1 && break; sleep 0.1; done
-  if ! curl -sf http://127.0.0.1:4444/status >/dev/null 2>&1; then
-    echo "tauri-driver did not start (is port 4444 in use?):" >&2; cat "$dir/tauri-driver.log" >&2
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/status" >/dev/null 2>&1 && break; sleep 0.1; done
+  if ! curl -sf "http://127.0.0.1:$port/status" >/dev/null 2>&1; then
+    echo "tauri-driver did not start (is port $port in use?):" >&2; cat "$dir/tauri-driver.log" >&2
     return 1
   fi
   mkdir -p artifacts/e2e
+  TAURI_DRIVER_URL="http://127.0.0.1:$port" \
   APP_BINARY="$PWD/target/debug/understudy-app" WORLDS_DIR="$PWD/fixtures/worlds" \
     "$APP_VENV/bin/pytest" -q tests-e2e "$@" || {
       echo "--- tauri-driver log (tail) ---"; tail -n 40 "$dir/tauri-driver.log"
