@@ -24,13 +24,17 @@ use std::time::{Duration, Instant};
 /// Why a run produced no usable output.
 #[derive(Debug)]
 pub enum RunError {
+    /// The command could not be started (not found, not executable).
     Start(std::io::Error),
+    /// Waiting for the command or reading its pipes failed.
     Wait(std::io::Error),
     /// The time limit passed; the command was killed.
     TimedOut,
     /// The command exited unsuccessfully; its (bounded) stderr, trimmed.
     Failed {
+        /// How the command exited.
         status: ExitStatus,
+        /// The start of what it wrote to stderr, for the error message.
         stderr: String,
     },
 }

@@ -43,7 +43,9 @@ pub enum ScriptError {
 
 /// What a script returned.
 pub enum ScriptOutput {
+    /// Observation text, shown as it is.
     Text(String),
+    /// A JSON value: the tool's result, which its template (if any) formats.
     Json(serde_json::Value),
 }
 

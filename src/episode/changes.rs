@@ -22,16 +22,21 @@ pub type Changes = BTreeMap<String, TableChanges>;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+/// What one table gained, lost and changed since reset.
 pub struct TableChanges {
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
+    /// Records inserted, by primary key, as they are now.
     pub added: Map<String, Value>,
     #[cfg_attr(feature = "ts", ts(type = "Array<unknown>"))]
+    /// Primary keys of records deleted.
     pub removed: Vec<Value>,
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
+    /// Records updated, by primary key, as they are now.
     pub changed: Map<String, Value>,
 }
 
 impl TableChanges {
+    /// True when the table is as it was seeded.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }

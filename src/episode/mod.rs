@@ -39,13 +39,16 @@ const STATEMENT_CACHE: usize = 256;
 /// The result of `reset`: the first observation and episode info.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResetOutcome {
+    /// What the performer sees first: the task's opening message.
     pub observation: Observation,
+    /// Where the episode stands: ids, step count, the simulated clock.
     pub info: StepInfo,
 }
 
 /// The result of `step`, in Gymnasium's five-tuple sense.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepOutcome {
+    /// What the step returned to the performer.
     pub observation: Observation,
     /// Always 0 here; rubric scoring assigns the episode's reward at the end.
     pub reward: f64,
@@ -53,15 +56,20 @@ pub struct StepOutcome {
     pub terminated: bool,
     /// The step limit was hit.
     pub truncated: bool,
+    /// Where the episode stands after the step.
     pub info: StepInfo,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Where an episode stands, returned with every reset and step.
 pub struct StepInfo {
+    /// The world's id.
     pub world_id: String,
+    /// The task being performed.
     pub task_id: String,
     /// Steps taken so far, including this one.
     pub steps: u32,
+    /// The task's step limit; the step that reaches it is truncated.
     pub max_steps: u32,
     /// The simulated clock after this step.
     pub clock: String,
@@ -338,32 +346,39 @@ impl Episode {
         rows
     }
 
+    /// The world this episode runs in.
     pub fn world(&self) -> &Arc<World> {
         &self.world
     }
 
+    /// The task being performed (the one chosen at reset).
     pub fn task(&self) -> &Task {
         self.world
             .task(&self.task_id)
             .expect("an episode's task exists once reset")
     }
 
+    /// The id of the task being performed.
     pub fn task_id(&self) -> &str {
         &self.task_id
     }
 
+    /// The seed given at reset; with the actions, it fixes every observation.
     pub fn seed(&self) -> u64 {
         self.seed
     }
 
+    /// Steps taken since reset.
     pub fn steps(&self) -> u32 {
         self.steps
     }
 
+    /// True once the episode terminated or was truncated.
     pub fn is_done(&self) -> bool {
         self.status != Status::Running
     }
 
+    /// The simulated clock, as RFC 3339 in UTC.
     pub fn clock(&self) -> String {
         self.lock_state().now_rfc3339()
     }

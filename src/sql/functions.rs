@@ -19,8 +19,11 @@ use crate::python;
 /// zero-padded to `width` digits and counted per prefix from `start`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct IdFormats {
+    /// Between the prefix and the number, e.g. `-`.
     pub separator: String,
+    /// Digits the number is zero-padded to.
     pub width: usize,
+    /// The first number given out for each prefix.
     pub start: u64,
 }
 
@@ -42,10 +45,12 @@ pub struct SimState {
     pub counters: HashMap<String, u64>,
     /// SplitMix64 state, seeded at reset.
     pub rng: u64,
+    /// How `new_id` writes the ids it gives out.
     pub ids: IdFormats,
 }
 
 impl SimState {
+    /// A fresh state at simulated time `clock` (seconds since the epoch), its generator seeded by `seed`.
     pub fn new(clock: i64, seed: u64, ids: IdFormats) -> SimState {
         SimState {
             clock,
@@ -79,6 +84,7 @@ impl SimState {
         self.rng = draws.rng;
     }
 
+    /// The simulated clock, as RFC 3339 in UTC.
     pub fn now_rfc3339(&self) -> String {
         DateTime::<Utc>::from_timestamp(self.clock, 0)
             .unwrap_or_default()
@@ -93,6 +99,7 @@ impl SimState {
             .to_string()
     }
 
+    /// The next id for `prefix`, counted per prefix, deterministic for a seed.
     pub fn new_id(&mut self, prefix: &str) -> String {
         let start = self.ids.start;
         let n = self.counters.entry(prefix.to_string()).or_insert(start);
@@ -122,6 +129,7 @@ pub struct Draws {
     rng: u64,
 }
 
+/// The simulated state, shared by the episode and its SQL functions.
 pub type SharedState = Arc<Mutex<SimState>>;
 
 fn lock(state: &SharedState) -> MutexGuard<'_, SimState> {

@@ -47,10 +47,12 @@ impl Sandbox {
         Ok(Sandbox { mode })
     }
 
+    /// Switches what the connection may do from the next statement on.
     pub fn set(&self, mode: SandboxMode) {
         self.mode.store(mode as u8, Ordering::Relaxed);
     }
 
+    /// What the connection may do now.
     pub fn mode(&self) -> SandboxMode {
         match self.mode.load(Ordering::Relaxed) {
             1 => SandboxMode::WorldWrite,

@@ -55,6 +55,7 @@ impl EventKind {
 /// One stored event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeEvent {
+    /// What happened.
     pub kind: EventKind,
     /// Kind-specific facts, as JSON.
     pub detail: serde_json::Value,

@@ -112,6 +112,7 @@ impl Store {
         self.read_only
     }
 
+    /// The store file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -200,6 +201,7 @@ impl Store {
         self.expert(id)
     }
 
+    /// Records whether an administrator checked the expert's credentials.
     pub fn set_expert_verified(&self, id: &str, verified: bool) -> Result<()> {
         let n = self.lock().execute(
             "UPDATE experts SET verified = ?2, updated_at = ?3 WHERE id = ?1",
@@ -211,6 +213,7 @@ impl Store {
         Ok(())
     }
 
+    /// One expert; `NotFound` when the id is unknown.
     pub fn expert(&self, id: &str) -> Result<Expert> {
         self.lock()
             .query_row(
@@ -222,6 +225,7 @@ impl Store {
             .ok_or_else(|| Error::NotFound(format!("expert {id}")))
     }
 
+    /// Every expert, by name.
     pub fn experts(&self) -> Result<Vec<Expert>> {
         let conn = self.lock();
         let mut stmt = conn.prepare(&format!(
@@ -233,12 +237,14 @@ impl Store {
 
     // ---- episodes ----
 
+    /// Stores a new episode row (its steps come later, one by one).
     pub fn insert_episode(&self, e: &EpisodeRecord) -> Result<()> {
         let conn = self.lock();
         insert_episode(&conn, e)?;
         Ok(())
     }
 
+    /// One episode; `NotFound` when the id is unknown.
     pub fn episode(&self, id: &str) -> Result<EpisodeRecord> {
         self.lock()
             .query_row(
@@ -310,6 +316,7 @@ impl Store {
         })
     }
 
+    /// An episode's steps in order, retracted ones included (marked).
     pub fn steps(&self, episode_id: &str) -> Result<Vec<StepRecord>> {
         let conn = self.lock();
         let mut stmt = conn.prepare(&format!(
@@ -487,6 +494,7 @@ pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// A new time-ordered id (UUID v7) for episodes and experts.
 pub fn new_uuid() -> String {
     uuid::Uuid::now_v7().to_string()
 }

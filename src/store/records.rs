@@ -14,7 +14,9 @@ pub(super) const STEP_COLUMNS: &str = "idx, action, observation, terminated, tru
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Expert {
+    /// Stable id (a UUID), used as the actor id of the expert's episodes.
     pub id: String,
+    /// The name shown in the app and exports.
     pub name: String,
     /// e.g. "Customer support", "Tax law".
     pub domain: String,
@@ -24,7 +26,9 @@ pub struct Expert {
     pub credentials_attested: bool,
     /// An administrator checked the credentials.
     pub verified: bool,
+    /// When the profile was created (RFC 3339, wall time).
     pub created_at: String,
+    /// When the profile last changed (RFC 3339, wall time).
     pub updated_at: String,
 }
 
@@ -47,9 +51,13 @@ impl Expert {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExpertInput {
+    /// The name shown in the app and exports.
     pub name: String,
+    /// The field of expertise, e.g. "Customer support".
     pub domain: String,
+    /// The credentials the expert states, as free text.
     pub credentials: String,
+    /// The expert attests that the credentials are true.
     pub credentials_attested: bool,
 }
 
@@ -106,12 +114,16 @@ impl StepRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+/// A reviewer's verdict on a submitted episode. Decisions are final.
 pub enum Decision {
+    /// The episode is gold: lint and export use it by default.
     Approve,
+    /// The episode goes back to its expert with the comment.
     Reject,
 }
 
 impl Decision {
+    /// The name stored in the `reviews` table.
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Approve => "approve",
@@ -122,13 +134,20 @@ impl Decision {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+/// A reviewer's decision on one episode, as stored.
 pub struct Review {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
+    /// Row id, in the order decisions were made.
     pub id: i64,
+    /// The episode decided on.
     pub episode_id: String,
+    /// Who decided (an expert id or a name).
     pub reviewer: String,
+    /// Approve or reject.
     pub decision: Decision,
+    /// Why; required for a rejection.
     pub comment: String,
+    /// When (RFC 3339, wall time).
     pub at: String,
 }
 
@@ -153,8 +172,11 @@ impl Review {
 /// Which episodes to list or export. Unset fields match everything.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeFilter {
+    /// Only episodes of this world.
     pub world_id: Option<String>,
+    /// Only episodes of this task.
     pub task_id: Option<String>,
+    /// Only episodes in this status.
     pub status: Option<EpisodeStatus>,
     /// "expert" or "agent".
     pub actor_kind: Option<String>,

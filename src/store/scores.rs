@@ -20,12 +20,19 @@ use crate::error::{Error, Result};
 pub struct ScoreRecord {
     /// The stored episode scored; a score without one cannot be saved.
     pub episode_id: Option<String>,
+    /// The task scored.
     pub task_id: String,
+    /// The world the episode ran in.
     pub world_id: String,
+    /// That world's declared version.
     pub world_version: String,
+    /// That world's content hash.
     pub world_hash: String,
+    /// The task's content hash, so a changed task is not compared with old scores.
     pub task_hash: String,
+    /// The rubric's declared version.
     pub rubric_version: String,
+    /// The rubric's content hash; scores keep the version they used.
     pub rubric_hash: String,
     /// `None` while something is pending.
     pub value: Option<f64>,
@@ -40,18 +47,24 @@ pub struct ScoreRecord {
 /// A score as stored: its row id, when it was saved, and the record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredScore {
+    /// Row id.
     pub id: i64,
+    /// When the score was saved (RFC 3339, wall time).
     pub scored_at: String,
+    /// What was scored and the result.
     pub record: ScoreRecord,
 }
 
 /// A grade for one judged criterion of one episode, as the store keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgmentRecord {
+    /// The judged criterion's id within its rubric.
     pub criterion_id: String,
     /// The graded criterion's hash; `None` applies to any version.
     pub criterion_hash: Option<String>,
+    /// Whether the criterion was met.
     pub met: bool,
+    /// The grader's reason, shown to reviewers.
     pub reason: String,
     /// Who graded: an expert id, or `command:<program>`.
     pub judge: String,
