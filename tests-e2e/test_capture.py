@@ -268,3 +268,38 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
         "SELECT count(*) FROM drafts WHERE episode_id = ? AND slot = 'message'", (episode["id"],)
     ).fetchone()
     assert left == 0
+
+
+ASK_ZIP = "Hi Priya, before I change the plan: could you confirm the billing ZIP code on the account?"
+
+
+def test_the_expert_learns_what_the_customer_knows_only_by_asking(launch, data_dir):
+    """The customer's ZIP and card are nowhere in the window until the expert
+    asks; the question and the answer are then both in the trajectory."""
+    app = launch()
+    app.create_profile()
+    app.start_task("upgrade-with-verification")
+    assert "Priya Raman, Lumen Yoga Studios" in app.text_of("#conv-title")
+    page = app.driver.page_source
+    assert "78702" not in page and "6158" not in page, "the customer's secrets reached the window"
+    assert "can tell you" not in app.text_of("[data-testid=brief]")
+
+    app.send_message("Thanks Priya, happy to help with that.", 1)
+    app.wait_text("[data-testid=thread]", "Sorry, what do you need from me?")
+    assert "78702" not in app.driver.page_source, "a message that asks nothing reveals nothing"
+
+    app.send_message(ASK_ZIP, 2)
+    app.wait_text("[data-testid=thread]", "Sure — our billing ZIP code is 78702.")
+    app.shot("12-asked-the-customer")
+
+    conn = store(data_dir)
+    (episode,) = conn.execute("SELECT id FROM episodes").fetchall()
+    rows = conn.execute(
+        "SELECT action, observation FROM steps WHERE episode_id = ? ORDER BY idx", (episode["id"],)
+    ).fetchall()
+    conn.close()
+    said = [(json.loads(r["action"])["message"], json.loads(r["observation"])["text"]) for r in rows]
+    assert said == [
+        ("Thanks Priya, happy to help with that.", "Sorry, what do you need from me?"),
+        (ASK_ZIP, "Sure — our billing ZIP code is 78702."),
+    ]

@@ -121,7 +121,7 @@ impl EpisodeView {
             id: record.id.clone(),
             world_id: record.world_id.clone(),
             world_name: world.meta.name.clone(),
-            task: TaskBrief::new(r.episode().task()),
+            task: TaskBrief::new(r.episode().task(), &r.episode().world().meta.user),
             status: record.status,
             active_ms: r.active_ms(),
             done: r.is_done(),

@@ -65,20 +65,23 @@ pub struct TaskBrief {
     pub instruction: String,
     /// The customer's first message.
     pub opening_message: String,
-    /// What the customer knows and would say when asked.
-    pub facts: Vec<String>,
+    /// Who the performer is talking to: the task's customer, or the
+    /// world's word for its user ("the customer", "the patient"). What the
+    /// customer knows is never sent to the window: the expert learns it by
+    /// asking, so the question and the answer are both in the trajectory.
+    pub customer: String,
     pub max_steps: u32,
 }
 
 impl TaskBrief {
-    pub fn new(t: &Task) -> TaskBrief {
+    pub fn new(t: &Task, user: &str) -> TaskBrief {
         TaskBrief {
             id: t.id.clone(),
             title: t.title.clone(),
             difficulty: t.difficulty.clone(),
             instruction: t.instruction.clone(),
             opening_message: t.opening_message.clone(),
-            facts: t.facts.clone(),
+            customer: t.customer.clone().unwrap_or_else(|| format!("the {user}")),
             max_steps: t.max_steps,
         }
     }

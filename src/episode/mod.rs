@@ -8,6 +8,7 @@
 
 mod argument_problems;
 mod changes;
+pub mod customer;
 mod json_columns;
 mod restore;
 mod tool_call;
@@ -202,7 +203,7 @@ impl Episode {
             }
         }
         let (observation, ends) = match action {
-            Action::Message { .. } => (self.reply(), false),
+            Action::Message { message } => (self.reply(message), false),
             Action::Tool { tool, args } => self.call(tool, args),
         };
         self.steps += 1;
@@ -284,15 +285,35 @@ impl Episode {
         )
     }
 
-    /// A message to the customer; the observation is their reply, taken from
-    /// the task's scripted replies in order, or empty when they run out.
-    fn reply(&mut self) -> Observation {
-        let scripted = self.task().replies.get(self.replies_used).cloned();
-        let reply = scripted
-            .or_else(|| self.next_reply.take())
-            .unwrap_or_default();
-        self.replies_used += 1;
+    /// A message to the customer; the observation is their reply: what the
+    /// message asks for among the task's answers; else the next scripted
+    /// reply; else the user simulator's (set with [`Episode::set_next_reply`]);
+    /// else, for a task with answers, that the customer did not understand;
+    /// else nothing.
+    fn reply(&mut self, message: &str) -> Observation {
+        let simulated = self.next_reply.take();
+        let task = self.task();
+        let reply = if let Some(answer) = customer::answer(task, message) {
+            answer
+        } else if let Some(scripted) = task.replies.get(self.replies_used).cloned() {
+            self.replies_used += 1;
+            scripted
+        } else if let Some(simulated) = simulated {
+            simulated
+        } else if !task.answers.is_empty() {
+            task.unanswered
+                .clone()
+                .unwrap_or_else(|| customer::UNANSWERED.to_string())
+        } else {
+            String::new()
+        };
         Observation::success(json!({ "reply": reply }), reply)
+    }
+
+    /// True when the task itself answers `message` (one of its answers, or
+    /// a scripted reply still left), so no user simulator need be asked.
+    pub fn answers_itself(&self, message: &str) -> bool {
+        self.scripted_replies_left() > 0 || customer::answer(self.task(), message).is_some()
     }
 
     /// How many scripted replies the next messages will still get.

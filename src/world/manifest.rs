@@ -231,6 +231,9 @@ pub struct TaskSpec {
     pub instruction: String,
     #[serde(default)]
     pub opening_message: String,
+    /// Who the performer is talking to, as a ticket would name them.
+    #[serde(default)]
+    pub customer: Option<String>,
     #[serde(default)]
     pub facts: Vec<String>,
     #[serde(default = "default_max_steps")]
@@ -241,6 +244,12 @@ pub struct TaskSpec {
     pub records: Vec<RecordRef>,
     #[serde(default)]
     pub replies: Vec<String>,
+    /// What the customer answers when asked, each with the words that ask.
+    #[serde(default)]
+    pub answers: Vec<AnswerSpec>,
+    /// The customer's reply when a message asks for nothing they know.
+    #[serde(default)]
+    pub unanswered: Option<String>,
     #[serde(default)]
     pub outputs: Vec<String>,
     #[serde(default)]
@@ -248,6 +257,15 @@ pub struct TaskSpec {
     /// Known problems with the task or its reference answer.
     #[serde(default)]
     pub known_issues: Vec<String>,
+}
+
+/// One thing the customer says when asked: `says`, given when the
+/// performer's message contains any of `when_asked` (as words, any case).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerSpec {
+    pub when_asked: Vec<String>,
+    pub says: String,
 }
 
 fn default_max_steps() -> u32 {

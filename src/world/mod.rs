@@ -23,7 +23,7 @@ pub(crate) use load::describe_schema_error;
 pub(crate) use load::open_world_connection as open_connection;
 pub(crate) use manifest::ResultShape;
 pub use manifest::ToolKind;
-pub use task::{SolutionStep, Task, TaskRecord};
+pub use task::{Answer, SolutionStep, Task, TaskRecord};
 
 use crate::error::Result;
 use crate::sql::functions::IdFormats;

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::manifest::{RecordRef, TaskSpec};
+use super::manifest::{AnswerSpec, RecordRef, TaskSpec};
 use crate::action::Action;
 use crate::error::{Error, Result};
 
@@ -31,7 +31,12 @@ pub struct Task {
     pub instruction: String,
     /// The customer's first message.
     pub opening_message: String,
-    /// What the customer knows and would say when asked.
+    /// Who the performer is talking to, as a ticket would name them
+    /// ("Priya Raman, Lumen Yoga Studios"); shown to the performer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub customer: Option<String>,
+    /// What the customer knows, for a user simulator playing them; kept
+    /// from the performer, who learns it by asking.
     pub facts: Vec<String>,
     /// The episode is truncated after this many steps.
     pub max_steps: u32,
@@ -45,6 +50,14 @@ pub struct Task {
     /// The customer's scripted replies, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub replies: Vec<String>,
+    /// What the customer answers when asked (see [`Answer`]); kept from the
+    /// performer, who learns it only by asking.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Answer>,
+    /// The reply to a message that asks for none of the `answers`, when the
+    /// task has some and nothing else answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unanswered: Option<String>,
     /// What the performer must tell the customer, for rubrics to check.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<String>,
@@ -182,13 +195,38 @@ impl From<TaskSpec> for Task {
             difficulty: spec.difficulty,
             instruction: spec.instruction,
             opening_message: spec.opening_message,
+            customer: spec.customer,
             facts: spec.facts,
             max_steps: spec.max_steps,
             tools: spec.tools,
             replies: spec.replies,
+            answers: spec.answers.into_iter().map(Answer::from).collect(),
+            unanswered: spec.unanswered,
             outputs: spec.outputs,
             solution: spec.solution,
             known_issues: spec.known_issues,
+        }
+    }
+}
+
+/// One thing the customer knows and says when asked for it: the customer
+/// answers what the message asks, not the next line of a script, so a
+/// trajectory's questions and answers are both recorded and mean
+/// something.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Answer {
+    /// Words or phrases that ask for it; any one, as whole words in any
+    /// case, is enough (`zip` matches "ZIP code?", not "zipper").
+    pub when_asked: Vec<String>,
+    /// What the customer says.
+    pub says: String,
+}
+
+impl From<AnswerSpec> for Answer {
+    fn from(spec: AnswerSpec) -> Answer {
+        Answer {
+            when_asked: spec.when_asked,
+            says: spec.says,
         }
     }
 }

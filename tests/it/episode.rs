@@ -187,6 +187,66 @@ fn messages_get_scripted_replies_then_silence() {
 }
 
 #[test]
+fn the_customer_answers_what_the_message_asks_for() {
+    let world = common::world("support-desk");
+    let mut ep = common::episode(&world, "upgrade-with-verification");
+    let mut say = |text: &str| ep.step(&Action::message(text)).unwrap().observation.text;
+    // Nothing asked: the customer says so, and gives nothing away.
+    assert_eq!(
+        say("Hi Priya, thanks for writing in."),
+        "Sorry, what do you need from me?"
+    );
+    // The facts are revealed only by the question that asks for them.
+    assert_eq!(
+        say("Could you confirm the billing ZIP code on the account?"),
+        "Sure — our billing ZIP code is 78702."
+    );
+    assert_eq!(
+        say("What's your email address?"),
+        "It's priya@lumenyoga.com."
+    );
+    // Two questions in one message get both answers, in the task's order.
+    assert_eq!(
+        say("What is your e-mail address, and your postcode?"),
+        "Sure — our billing ZIP code is 78702. It's priya@lumenyoga.com."
+    );
+    // Asked again, the same answer: replies depend on the message only.
+    assert_eq!(
+        say("Sorry, the ZIP again?"),
+        "Sure — our billing ZIP code is 78702."
+    );
+    assert_eq!(
+        say("It's $108.39 today. Shall I go ahead?"),
+        "Yes, that works. Please go ahead."
+    );
+}
+
+#[test]
+fn a_task_with_answers_keeps_its_scripted_replies_for_what_they_do_not_cover() {
+    let dir = common::copy_world(&common::mini_dir());
+    common::replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "replies = [\"Yes, go ahead.\", \"Thanks!\"]",
+        "replies = [\"Yes, go ahead.\"]\nunanswered = \"Hm?\"\n\n[[tasks.answers]]\nwhen_asked = [\"account\"]\nsays = \"A-1.\"",
+    );
+    let world = std::sync::Arc::new(understudy::World::load(dir.path()).unwrap());
+    let mut ep = common::episode(&world, "pay-back");
+    let mut say = |text: &str| ep.step(&Action::message(text)).unwrap().observation.text;
+    assert_eq!(
+        say("Which account?"),
+        "A-1.",
+        "an answer does not use up a scripted reply"
+    );
+    assert_eq!(say("ok?"), "Yes, go ahead.");
+    assert_eq!(
+        say("done"),
+        "Hm?",
+        "the task's own words once the script has run out"
+    );
+}
+
+#[test]
 fn step_limit_truncates_and_ending_tool_terminates() {
     let world = common::mini();
     let mut ep = common::episode(&world, "pay-back"); // max_steps = 5

@@ -320,6 +320,64 @@ fn task_references_must_resolve() {
 }
 
 #[test]
+fn answers_need_words_that_ask_and_something_to_say() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "replies = [\"Yes, go ahead.\", \"Thanks!\"]\n",
+        "unanswered = \" \"\n\n[[tasks.answers]]\nwhen_asked = []\nsays = \"A-1\"\n\n[[tasks.answers]]\nwhen_asked = [\"account\", \"\"]\nsays = \"A-1\"\n\n[[tasks.answers]]\nwhen_asked = [\"id\"]\nsays = \"\"\n",
+    );
+    let p = problems(dir.path());
+    // Lines: 10 is `unanswered`'s task, 11, 15 and 19 the three answers.
+    assert_problem(
+        &p,
+        &[
+            "tasks/tasks.toml:1:",
+            "task pay-back",
+            "`unanswered` must not be empty",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "tasks/tasks.toml:11:",
+            "answer 1",
+            "`when_asked` must list at least one",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "tasks/tasks.toml:15:",
+            "answer 2",
+            "`when_asked` entry 2 is empty",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "tasks/tasks.toml:19:",
+            "answer 3",
+            "`says` must not be empty",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_key_in_an_answer_is_named() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "replies = [\"Yes, go ahead.\", \"Thanks!\"]\n",
+        "\n[[tasks.answers]]\nwhen_asked = [\"account\"]\nreply = \"A-1\"\n",
+    );
+    let p = problems(dir.path());
+    assert_problem(&p, &["tasks/tasks.toml", "reply"]);
+}
+
+#[test]
 fn a_broken_tool_is_reported_once_not_by_every_task_that_uses_it() {
     for (from, to) in [
         // SQL that does not prepare.

@@ -341,9 +341,9 @@ impl Server {
         (reward, info)
     }
 
-    /// Asks the user simulator for the customer's reply when the task's
-    /// scripted replies have run out; without a simulator the reply is
-    /// empty.
+    /// Asks the user simulator for the customer's reply when the task does
+    /// not answer the message itself (no answer it asks for, no scripted
+    /// reply left); without a simulator the task's fallback applies.
     fn simulate_reply(
         &self,
         session: &Session,
@@ -354,7 +354,7 @@ impl Server {
             return Ok(());
         };
         let episode = st.rec().episode();
-        if episode.scripted_replies_left() > 0 {
+        if episode.answers_itself(message) {
             return Ok(());
         }
         let task = episode.task();

@@ -17,6 +17,7 @@ pub(super) struct FieldLines {
     pub tools: Vec<usize>,
     pub records: Vec<usize>,
     pub solution: Vec<usize>,
+    pub answers: Vec<usize>,
 }
 
 impl FieldLines {
@@ -57,6 +58,8 @@ pub(super) struct TaskFieldSpans {
     records: Vec<Spanned<toml::Value>>,
     #[serde(default)]
     solution: Vec<Spanned<toml::Value>>,
+    #[serde(default)]
+    answers: Vec<Spanned<toml::Value>>,
 }
 
 impl FieldLines {
@@ -73,6 +76,7 @@ impl FieldLines {
             tools: lines(&spans.tools),
             records: lines(&spans.records),
             solution: lines(&spans.solution),
+            answers: lines(&spans.answers),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::task_lines::{FieldLines, TaskSpansToml};
 use super::tools::describe_schema_error;
 use crate::action::Action;
 use crate::diagnostics::line_of;
-use crate::world::manifest::{RecordRef, TaskSpec, TasksToml};
+use crate::world::manifest::{AnswerSpec, RecordRef, TaskSpec, TasksToml};
 use crate::world::{SolutionStep, TableInfo, Task, Tool, View, VIEW_TOOL_PREFIX};
 use indexmap::IndexMap;
 
@@ -143,6 +143,28 @@ fn check_task(cx: &mut LoadContext<'_>, world: &TaskWorld<'_>, found: &Found, du
             );
         }
     }
+    for (i, answer) in task.answers.iter().enumerate() {
+        if let Err(message) = check_answer(i, answer) {
+            cx.diags.push(
+                rel,
+                lines.entry(&lines.answers, i),
+                subject.clone(),
+                message,
+            );
+        }
+    }
+    if task
+        .unanswered
+        .as_deref()
+        .is_some_and(|u| u.trim().is_empty())
+    {
+        cx.diags.push(
+            rel,
+            lines.task,
+            subject.clone(),
+            "`unanswered` must not be empty: it is what the customer says to a message they cannot answer",
+        );
+    }
     for (i, step) in task.solution.iter().enumerate() {
         if calls_broken_tool(world, step) {
             continue;
@@ -156,6 +178,30 @@ fn check_task(cx: &mut LoadContext<'_>, world: &TaskWorld<'_>, found: &Found, du
             );
         }
     }
+}
+
+/// An answer (the `i`-th, from 0) needs something to say and at least one
+/// cue that asks for it; an empty cue would match nothing and hide the
+/// answer for good.
+fn check_answer(i: usize, answer: &AnswerSpec) -> Result<(), String> {
+    let n = i + 1;
+    if answer.says.trim().is_empty() {
+        return Err(format!(
+            "answer {n}: `says` must not be empty: it is what the customer answers"
+        ));
+    }
+    if answer.when_asked.is_empty() {
+        return Err(format!(
+            "answer {n}: `when_asked` must list at least one word or phrase that asks for it, e.g. when_asked = [\"zip\", \"postcode\"]"
+        ));
+    }
+    if let Some(k) = answer.when_asked.iter().position(|c| c.trim().is_empty()) {
+        return Err(format!(
+            "answer {n}: `when_asked` entry {} is empty; each entry is a word or phrase the performer would write to ask",
+            k + 1
+        ));
+    }
+    Ok(())
 }
 
 /// A step calling a tool whose file had problems: those problems are the

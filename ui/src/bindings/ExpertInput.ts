@@ -3,4 +3,20 @@
 /**
  * What an expert enters about themselves.
  */
-export type ExpertInput = { name: string, domain: string, credentials: string, credentials_attested: boolean, };
+export type ExpertInput = { 
+/**
+ * The name shown in the app and exports.
+ */
+name: string, 
+/**
+ * The field of expertise, e.g. "Customer support".
+ */
+domain: string, 
+/**
+ * The credentials the expert states, as free text.
+ */
+credentials: string, 
+/**
+ * The expert attests that the credentials are true.
+ */
+credentials_attested: boolean, };

@@ -13,6 +13,9 @@ instruction: string,
  */
 opening_message: string, 
 /**
- * What the customer knows and would say when asked.
+ * Who the performer is talking to: the task's customer, or the
+ * world's word for its user ("the customer", "the patient"). What the
+ * customer knows is never sent to the window: the expert learns it by
+ * asking, so the question and the answer are both in the trajectory.
  */
-facts: Array<string>, max_steps: number, };
+customer: string, max_steps: number, };

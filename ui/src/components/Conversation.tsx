@@ -52,7 +52,9 @@ export function Conversation({
   const [draft, setDraft] = useState(initialDraft);
   const endRef = useRef<HTMLDivElement>(null);
   const list = bubbles(task, steps);
-  const customer = /You are ([^,;]+?)(?:,|;| of | owner| principal|$)/.exec(task.facts[0] ?? "")?.[1] ?? "the customer";
+  const customer = task.customer;
+  // Bubbles name the person only ("Priya Raman"), the header in full.
+  const speaker = customer.split(",")[0];
 
   useEffect(() => {
     endRef.current?.scrollIntoView?.({ block: "end" });
@@ -85,7 +87,7 @@ export function Conversation({
         {list.map((b) => (
           <div key={b.key} className={`bubble bubble-${b.who}${b.retracted ? " bubble-retracted" : ""}`}>
             <div className="bubble-meta">
-              {b.who === "customer" ? customer : "You"}
+              {b.who === "customer" ? speaker : "You"}
               {b.at && <span> · {clockTime(b.at)}</span>}
               {b.retracted && <span className="chip chip-grey chip-xs">Undone</span>}
             </div>
@@ -98,7 +100,7 @@ export function Conversation({
         <textarea
           ref={composerRef}
           aria-label="Message to the customer"
-          placeholder={disabled ? closedNote : `Write to ${customer}…`}
+          placeholder={disabled ? closedNote : `Write to ${speaker}…`}
           rows={3}
           value={draft}
           disabled={disabled}

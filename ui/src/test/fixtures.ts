@@ -12,7 +12,7 @@ export const task: TaskBrief = {
   difficulty: "easy",
   instruction: "You are a Brightline support lead. Resolve ticket T-1042 following the support policy.",
   opening_message: "Hi, I was billed twice for March.",
-  facts: ["You are Dana Whitfield, owner of Harborlight Physio; your email is dana.whitfield@harborlight.io"],
+  customer: "Dana Whitfield, Harborlight Physio",
   max_steps: 20,
 };
 
