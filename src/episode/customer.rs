@@ -75,7 +75,9 @@ fn contains_words(text: &str, cue: &str) -> bool {
     text.match_indices(cue).any(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + cue.len()..].chars().next();
-        !(starts_word && word(before)) && !(ends_word && word(after))
+        let glued_before = starts_word && word(before);
+        let glued_after = ends_word && word(after);
+        !glued_before && !glued_after
     })
 }
 
