@@ -47,7 +47,7 @@ impl WorldSummary {
                     id: t.id.clone(),
                     title: t.title.clone(),
                     difficulty: t.difficulty.clone(),
-                    summary: first_words(&t.instruction, SUMMARY_CHARS),
+                    summary: first_words(&summary_of(t), SUMMARY_CHARS),
                     progress: progress(&t.id),
                 })
                 .collect(),
@@ -94,13 +94,27 @@ pub struct TaskSummary {
     pub id: String,
     pub title: String,
     pub difficulty: Option<String>,
-    /// The start of the brief, for the list.
+    /// What the customer wants, in their words (the start of their
+    /// opening message, after their name); the brief when there is none.
     pub summary: String,
     pub progress: TaskProgress,
 }
 
 /// How much of a task's brief the list shows.
 const SUMMARY_CHARS: usize = 160;
+
+/// What the list says of a task. Every brief of a world tends to read the
+/// same ("Resolve ticket T-10xx following the policy"), so the customer's
+/// own opening words tell tasks apart.
+fn summary_of(t: &Task) -> String {
+    if t.opening_message.trim().is_empty() {
+        return t.instruction.clone();
+    }
+    match t.customer.as_deref().and_then(|c| c.split(',').next()) {
+        Some(name) if !name.trim().is_empty() => format!("{}: {}", name.trim(), t.opening_message),
+        _ => t.opening_message.clone(),
+    }
+}
 
 /// `text` cut at a word boundary to at most `max` characters, with an
 /// ellipsis when cut.
@@ -207,7 +221,7 @@ impl ToolInfo {
 
 #[cfg(test)]
 mod tests {
-    use super::first_words;
+    use super::{first_words, summary_of};
 
     #[test]
     fn summaries_cut_at_a_word() {
@@ -217,6 +231,23 @@ mod tests {
         );
         assert_eq!(first_words("one two three four", 12), "one two…");
         assert_eq!(first_words("alpha, beta gamma", 8), "alpha…");
+    }
+
+    #[test]
+    fn a_task_is_summarised_by_what_its_customer_asks() {
+        let world = understudy::World::load(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../fixtures/worlds/support-desk"),
+        )
+        .expect("support-desk loads");
+        let task = world
+            .task("upgrade-with-verification")
+            .expect("the task exists");
+        assert!(summary_of(task).starts_with("Priya Raman: Hi! We're opening a second studio"));
+        // Every support-desk summary differs, though their briefs read alike.
+        let summaries: std::collections::BTreeSet<String> =
+            world.tasks.values().map(summary_of).collect();
+        assert_eq!(summaries.len(), world.tasks.len());
     }
 }
 

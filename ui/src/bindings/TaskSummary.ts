@@ -7,6 +7,7 @@ import type { TaskProgress } from "./TaskProgress";
  */
 export type TaskSummary = { id: string, title: string, difficulty: string | null, 
 /**
- * The start of the brief, for the list.
+ * What the customer wants, in their words (the start of their
+ * opening message, after their name); the brief when there is none.
  */
 summary: string, progress: TaskProgress, };
