@@ -80,9 +80,39 @@ pub fn tool_specs(world: &World, task: &Task) -> Vec<Value> {
         .collect()
 }
 
+/// The deterministic id of the tool call made at raw step `idx`: the
+/// call's `id` and its tool turn's `tool_call_id`, the same in every export
+/// of the episode.
+pub fn call_id(idx: u32) -> String {
+    format!("call_{idx}")
+}
+
+/// Drops the turns after the last assistant turn (a tool's last result, the
+/// customer's last reply): a training row ends on what the model is
+/// trained to say. Returns false when no assistant turn is left, so the
+/// row has nothing to train on.
+pub fn end_on_assistant<M>(messages: &mut Vec<M>, is_assistant: impl Fn(&M) -> bool) -> bool {
+    match messages.iter().rposition(is_assistant) {
+        Some(last) => {
+            messages.truncate(last + 1);
+            true
+        }
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::system_prompt;
+    use super::{end_on_assistant, system_prompt};
+
+    #[test]
+    fn rows_end_on_their_last_assistant_turn() {
+        let mut m = vec!["system", "user", "assistant", "tool", "assistant", "user"];
+        assert!(end_on_assistant(&mut m, |r| *r == "assistant"));
+        assert_eq!(m, ["system", "user", "assistant", "tool", "assistant"]);
+        let mut none = vec!["system", "user"];
+        assert!(!end_on_assistant(&mut none, |r| *r == "assistant"));
+    }
     use crate::world::World;
     use std::path::Path;
 

@@ -9,6 +9,12 @@
 //!   data/train-00000.jsonl  TRL rows, `rows_per_file` per file
 //! ```
 //!
+//! The card's config carries the dataset's content hash. `datasets`
+//! caches what it loaded from a local folder by the card's config and the
+//! files' times, not their content, so without it a second export to the
+//! same folder (written within the file system's time resolution) could
+//! be handed the first one's rows from the cache.
+//!
 //! The card declares `messages` and `tools` as lists of JSON values
 //! (`list: json`): tool arguments and parameter schemas differ from tool
 //! to tool, and without the declaration `datasets` infers a different
@@ -87,11 +93,12 @@ impl Chunk {
             .map_err(|e| io_error(format!("writing {}", self.path.display()), e.into_error()))?;
         file.sync_all()
             .map_err(|e| io_error(format!("writing {}", self.path.display()), e))?;
+        let sha256 = hex::encode(self.hasher.finalize());
         Ok(FileInfo {
             path: self.rel,
             rows: self.rows,
             bytes: self.bytes,
-            sha256: hex::encode(self.hasher.finalize()),
+            sha256,
         })
     }
 }
@@ -241,10 +248,12 @@ fn build(
                 .map(move |(t, n)| json!({"world_id": w, "task_id": t, "episodes": n}))
         })
         .collect();
+    let content_sha256 = dataset_hash(&files);
     let f = &options.filter;
     let info = json!({
         "format": FORMAT,
         "exporter": EXPORTER,
+        "content_sha256": content_sha256,
         "row_format": "trl",
         "counts": {"episodes": summary.episodes, "steps": summary.steps, "files": files.len()},
         "include_retracted": options.include_retracted,
@@ -266,13 +275,26 @@ fn build(
     write_file(&root.join("meta/info.json"), &(text + "\n"))?;
     write_file(
         &root.join("README.md"),
-        &card(&summary, &world_info, &task_info, options),
+        &card(&summary, &world_info, &task_info, options, &content_sha256),
     )?;
     summary.files = std::iter::once(PathBuf::from("README.md"))
         .chain(std::iter::once(PathBuf::from("meta/info.json")))
         .chain(files.iter().map(|f| PathBuf::from(&f.path)))
         .collect();
     Ok(summary)
+}
+
+/// The dataset's content hash: SHA-256 over its data files' names and
+/// hashes, in order, so two exports share it only if they hold the same rows.
+fn dataset_hash(files: &[FileInfo]) -> String {
+    let mut h = Sha256::new();
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update(b" ");
+        h.update(f.sha256.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
@@ -292,6 +314,7 @@ fn card(
     worlds: &[serde_json::Value],
     tasks: &[serde_json::Value],
     options: &ExportOptions,
+    content_sha256: &str,
 ) -> String {
     let names: Vec<String> = worlds
         .iter()
@@ -309,6 +332,13 @@ fn card(
     s.push_str("task_categories:\n- text-generation\n");
     s.push_str("tags:\n- understudy\n- agent-trajectories\n- tool-use\n- expert-demonstrations\n");
     s.push_str("configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train-*.jsonl\n");
+    // In the config itself: `datasets` keys its cache by the config.
+    s.push_str(&format!(
+        "  description: {}\n",
+        yaml_str(&format!(
+            "Understudy export, content SHA-256 {content_sha256}"
+        ))
+    ));
     s.push_str(
         "dataset_info:\n  features:\n  - name: messages\n    list: json\n  - name: tools\n    list: json\n  - name: task_id\n    dtype: string\n  - name: world_id\n    dtype: string\n  - name: world_version\n    dtype: string\n  - name: episode_id\n    dtype: string\n  - name: actor\n    struct:\n    - name: kind\n      dtype: string\n    - name: id\n      dtype: string\n  - name: status\n    dtype: string\n  - name: reward\n    dtype: float64\n  - name: pass\n    dtype: bool\n",
     );
@@ -337,8 +367,9 @@ One row per episode, in the Hugging Face / TRL conversational format (`messages`
         s.push_str(&format!("| `{c}` | {t} | {m} |\n"));
     }
     s.push_str(
-        "\nAn assistant turn that calls a tool carries the expert's rationale (\"why I did this\") both as its `content` \
-and as `reasoning_content`. Tool turns hold the tool's text result; a customer's reply to a message is a user turn.\n",
+        "\nAn assistant turn carries the expert's rationale (\"why I did this\") once, as `reasoning_content`. \
+A tool call has an `id` (`call_<step>`) that its tool turn names in `tool_call_id`; the tool turn holds the tool's text result, \
+and a customer's reply to a message is a user turn. Every row ends on an assistant turn; episodes with none are left out.\n",
     );
     s.push_str(if options.include_retracted {
         "\nUndone (retracted) steps are **included**.\n"
@@ -347,7 +378,8 @@ and as `reasoning_content`. Tool turns hold the tool's text result; a customer's
     });
     s.push_str("\n## Provenance\n\n");
     s.push_str(&format!(
-        "Exported by {EXPORTER}. Checksums of the data files are in `meta/info.json`.\n\n"
+        "Exported by {EXPORTER}. Content hash (SHA-256 over the data files): `{content_sha256}`; \
+each file's checksum is in `meta/info.json`.\n\n"
     ));
     s.push_str("| world | version | content hash | tasks |\n|---|---|---|---|\n");
     for w in worlds {

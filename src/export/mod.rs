@@ -353,7 +353,13 @@ pub struct ExportSummary {
     /// Problems worth telling the user that did not stop the export, e.g.
     /// an episode recorded in an older version of its world.
     pub warnings: Vec<String>,
+    /// Episodes the training formats left out: nothing in them to train on
+    /// (no assistant turn), so a row would only teach the model to stop.
+    pub left_out: usize,
 }
+
+/// How many left-out episodes the warning names before "and n more".
+const LEFT_OUT_NAMED: usize = 5;
 
 /// Picks the episodes, checks their worlds (for the formats that need
 /// them), and writes one JSONL line per episode to `out`.
@@ -395,11 +401,12 @@ fn write_rows(
     let mut loader = Loader::new(source.store());
     let mut tools = chat::ToolCache::default();
     let mut line = Vec::with_capacity(64 * 1024);
+    let mut left_out = Vec::new();
     for sel in &selected {
         let bundle = loader.load(sel)?;
         line.clear();
-        summary.steps += match options.format {
-            Format::Native => native::write_line(&bundle, &mut line)?,
+        let steps = match options.format {
+            Format::Native => Some(native::write_line(&bundle, &mut line)?),
             Format::Trl | Format::Folder => {
                 let store = source.store();
                 let reward = trl::Reward {
@@ -423,12 +430,42 @@ fn write_rows(
                 &mut line,
             )?,
         };
+        progress();
+        let Some(steps) = steps else {
+            left_out.push(bundle.record.id.clone());
+            continue;
+        };
         line.push(b'\n');
         sink(&line, &bundle.record)?;
+        summary.steps += steps;
         summary.episodes += 1;
-        progress();
+    }
+    if !left_out.is_empty() {
+        summary.left_out = left_out.len();
+        summary.warnings.push(left_out_warning(&left_out));
     }
     Ok(summary)
+}
+
+/// "left out 3 episodes with nothing to train on (no assistant turn): a, b, c".
+fn left_out_warning(ids: &[String]) -> String {
+    let named = ids
+        .iter()
+        .take(LEFT_OUT_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = ids.len().saturating_sub(LEFT_OUT_NAMED);
+    format!(
+        "left out {} episode{} with nothing to train on (no assistant turn): {named}{}",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 fn worlds_for(worlds: Option<&WorldSet>) -> Result<&WorldSet> {

@@ -2,15 +2,18 @@
 //!
 //! Differences from TRL that OpenAI's validator insists on: `arguments` is a
 //! JSON *string*, each call has an `id` that its tool turn points back to
-//! (`call_<step index>`, deterministic so exports are reproducible), and
-//! there are no extra columns. The rationale is the assistant's `content`
-//! before the call. With `--include-retracted`, undone steps are kept with
+//! (`call_<step index>`, deterministic so exports are reproducible),
+//! `parallel_tool_calls` is `false` (each turn makes one call, and a model
+//! trained on it should too), and there are no extra columns. The
+//! rationale is the assistant's `content` before the call. A row ends on
+//! its last assistant turn, and an episode with none (nothing done) is
+//! left out. With `--include-retracted`, undone steps are kept with
 //! `"weight": 0` so they are shown to the model but not trained on.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::chat::{self, ToolCache};
+use super::chat::{self, call_id, ToolCache};
 use super::{EpisodeBundle, WorldSet};
 use crate::error::{Error, Result};
 use crate::trajectory::Turn;
@@ -56,22 +59,19 @@ struct Function<'a> {
 struct Row<'a> {
     messages: Vec<Message<'a>>,
     tools: &'a [Value],
-}
-
-/// The deterministic id of the tool call made at raw step `idx`.
-pub fn call_id(idx: u32) -> String {
-    format!("call_{idx}")
+    parallel_tool_calls: bool,
 }
 
 /// Appends one episode's row (without the newline) to `out`; returns the
-/// number of steps in it.
+/// number of steps in it, or `None` (writing nothing) when the episode has
+/// no assistant turn to train on.
 pub fn write_row(
     b: &EpisodeBundle,
     worlds: &WorldSet,
     cache: &mut ToolCache,
     include_retracted: bool,
     out: &mut Vec<u8>,
-) -> Result<usize> {
+) -> Result<Option<usize>> {
     let (world, task) = chat::world_and_task(worlds, b)?;
     let (system, tools) = cache.prompt_and_tools(world, task);
     let transcript = b.transcript(include_retracted);
@@ -129,7 +129,15 @@ pub fn write_row(
             }
         }
     }
-    serde_json::to_writer(&mut *out, &Row { messages, tools })
+    if !chat::end_on_assistant(&mut messages, |m| matches!(m, Message::Assistant { .. })) {
+        return Ok(None);
+    }
+    let row = Row {
+        messages,
+        tools,
+        parallel_tool_calls: false,
+    };
+    serde_json::to_writer(&mut *out, &row)
         .map_err(|e| Error::Other(format!("encoding episode {}: {e}", b.record.id)))?;
-    Ok(steps)
+    Ok(Some(steps))
 }

@@ -3,14 +3,16 @@
 //!
 //! The expert's rationale ("why I did this") is the point of recording
 //! experts, so it is kept where reasoning-aware chat templates look for it:
-//! in the assistant message's `reasoning_content`, and also as the
-//! message's `content` before a tool call, for templates that ignore
-//! `reasoning_content`.
+//! in the assistant message's `reasoning_content`, once (a copy in
+//! `content` too would be rendered twice by such a template). Tool calls
+//! carry an `id` that their tool turn's `tool_call_id` names, as templates
+//! that pair calls with results need. A row ends on its last assistant
+//! turn, and an episode with none (nothing done) is left out.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::chat::{self, ToolCache};
+use super::chat::{self, call_id, ToolCache};
 use super::{EpisodeBundle, WorldSet};
 use crate::error::{Error, Result};
 use crate::store::Actor;
@@ -33,6 +35,7 @@ pub(crate) enum Message<'a> {
         tool_calls: Option<[ToolCall<'a>; 1]>,
     },
     Tool {
+        tool_call_id: String,
         name: &'a str,
         content: &'a str,
     },
@@ -40,6 +43,7 @@ pub(crate) enum Message<'a> {
 
 #[derive(Serialize)]
 pub(crate) struct ToolCall<'a> {
+    id: String,
     #[serde(rename = "type")]
     kind: &'static str,
     function: Function<'a>,
@@ -89,18 +93,20 @@ pub struct Reward {
     pub pass: Option<bool>,
 }
 
-/// The conversation of one episode, TRL-style.
+/// The conversation of one episode, TRL-style, ending on its last
+/// assistant turn; `None` when it has none.
 pub(crate) fn messages<'a>(
     system: &'a str,
     opening: &'a str,
     turns: &'a [Turn<'a>],
-) -> Vec<Message<'a>> {
+) -> Option<Vec<Message<'a>>> {
     let mut out = Vec::with_capacity(2 + turns.len() * 2);
     out.push(Message::System { content: system });
     out.push(Message::User { content: opening });
     for t in turns {
         match t {
             Turn::Call {
+                idx,
                 tool,
                 args,
                 rationale,
@@ -108,9 +114,10 @@ pub(crate) fn messages<'a>(
                 ..
             } => {
                 out.push(Message::Assistant {
-                    content: rationale.unwrap_or(""),
+                    content: "",
                     reasoning_content: *rationale,
                     tool_calls: Some([ToolCall {
+                        id: call_id(*idx),
                         kind: "function",
                         function: Function {
                             name: tool,
@@ -119,6 +126,7 @@ pub(crate) fn messages<'a>(
                     }]),
                 });
                 out.push(Message::Tool {
+                    tool_call_id: call_id(*idx),
                     name: tool,
                     content: result,
                 });
@@ -140,11 +148,12 @@ pub(crate) fn messages<'a>(
             }
         }
     }
-    out
+    chat::end_on_assistant(&mut out, |m| matches!(m, Message::Assistant { .. })).then_some(out)
 }
 
 /// Appends one episode's row (without the newline) to `out`; returns the
-/// number of steps in it.
+/// number of steps in it, or `None` (writing nothing) when the episode has
+/// no assistant turn to train on.
 pub(crate) fn write_row(
     b: &EpisodeBundle,
     worlds: &WorldSet,
@@ -152,14 +161,17 @@ pub(crate) fn write_row(
     reward: Reward,
     include_retracted: bool,
     out: &mut Vec<u8>,
-) -> Result<usize> {
+) -> Result<Option<usize>> {
     let (world, task) = chat::world_and_task(worlds, b)?;
     let (system, tools) = cache.prompt_and_tools(world, task);
     let transcript = b.transcript(include_retracted);
     let (turns, steps) = (transcript.turns, transcript.steps);
     let r = &b.record;
+    let Some(messages) = messages(system, &task.opening_message, &turns) else {
+        return Ok(None);
+    };
     let row = Row {
-        messages: messages(system, &task.opening_message, &turns),
+        messages,
         tools,
         task_id: &r.task_id,
         world_id: &r.world_id,
@@ -172,7 +184,7 @@ pub(crate) fn write_row(
     };
     serde_json::to_writer(&mut *out, &row)
         .map_err(|e| Error::Other(format!("encoding episode {}: {e}", r.id)))?;
-    Ok(steps)
+    Ok(Some(steps))
 }
 
 /// The column names of a TRL row, in order (for the dataset card).

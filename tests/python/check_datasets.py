@@ -19,6 +19,7 @@ checksums and the shape of the conversations.
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -58,8 +59,14 @@ def check_conversation(row, where):
             calls += 1
             check(call["type"] == "function", f"{where}: message {i}: tool call type")
             check(isinstance(call["function"]["arguments"], dict), f"{where}: message {i}: arguments must be an object")
-            nxt = messages[i + 1]
-            check(nxt["role"] == "tool" and nxt["name"] == call["function"]["name"], f"{where}: message {i} is answered by its tool")
+            check(call["id"] == f"call_{call['id'][5:]}" and call["id"][5:].isdigit(), f"{where}: message {i}: call id {call['id']!r}")
+            if i + 1 < len(messages):
+                nxt = messages[i + 1]
+                check(nxt["role"] == "tool" and nxt["name"] == call["function"]["name"], f"{where}: message {i} is answered by its tool")
+                check(nxt["tool_call_id"] == call["id"], f"{where}: message {i + 1} names the call it answers")
+        if m["role"] == "assistant" and m.get("reasoning_content"):
+            check(m["reasoning_content"] != m["content"], f"{where}: message {i}: the rationale appears once")
+    check(messages[-1]["role"] == "assistant", f"{where}: the row ends on an assistant turn")
     tool_names = {t["function"]["name"] for t in row["tools"]}
     for m in messages:
         for call in m.get("tool_calls") or []:
@@ -110,6 +117,32 @@ def main():
     check(all(a["kind"] in ("expert", "agent") for a in train["actor"]), "actor.kind")
     print(f"check_datasets: folder ok: {train.num_rows} rows, {len(info['files'])} files, {calls} tool calls")
 
+    # Two exports loaded from one path, one after the other: the second
+    # load must return the second export's rows, never the first's from
+    # the loader's cache.
+    # The loader keys its cache by file names and modification times; both
+    # copies get the same times, as two exports in one second would on a
+    # file system with coarse times, so only the names can tell them apart.
+    same_path = os.path.join(tempfile.mkdtemp(prefix="understudy-same-"), "dataset")
+
+    def place(src):
+        shutil.copytree(src, same_path)
+        for base, _, names in os.walk(same_path):
+            for name in names:
+                os.utime(os.path.join(base, name), (1_700_000_000, 1_700_000_000))
+
+    place(folder)
+    first = datasets.load_dataset(same_path, split="train")
+    check(first.num_rows == expected["episodes"], "first export at the shared path")
+    shutil.rmtree(same_path)
+    place(os.path.join(root, "dataset-mini"))
+    second = datasets.load_dataset(same_path, split="train")
+    check(
+        second.num_rows == expected["mini_episodes"] and set(second["world_id"]) == {"mini"},
+        f"the second export at the same path loads as itself, got {second.num_rows} rows of {set(second['world_id'])}",
+    )
+    print(f"check_datasets: same path, two exports: {first.num_rows} then {second.num_rows} rows")
+
     trl = datasets.load_dataset("json", data_files=os.path.join(root, "trl.jsonl"), split="train")
     check(trl.column_names == TRL_COLUMNS, f"TRL JSONL columns: {trl.column_names}")
     check(trl.num_rows == expected["episodes"], f"TRL JSONL rows: {trl.num_rows}")
@@ -119,9 +152,11 @@ def main():
     print(f"check_datasets: trl.jsonl ok: {trl.num_rows} rows")
 
     oai = datasets.load_dataset("json", data_files=os.path.join(root, "openai.jsonl"), split="train")
-    check(oai.column_names == ["messages", "tools"], f"OpenAI JSONL columns: {oai.column_names}")
+    check(oai.column_names == ["messages", "tools", "parallel_tool_calls"], f"OpenAI JSONL columns: {oai.column_names}")
+    check(not any(oai["parallel_tool_calls"]), "parallel_tool_calls is false: one call per turn")
     check(oai.num_rows == expected["episodes"], f"OpenAI JSONL rows: {oai.num_rows}")
     for i, row in enumerate(oai):
+        check(row["messages"][-1]["role"] == "assistant", f"openai row {i + 1}: ends on an assistant turn")
         ids = {}
         for m in row["messages"]:
             for call in m.get("tool_calls") or []:
@@ -131,7 +166,7 @@ def main():
             if m["role"] == "tool":
                 check(m["tool_call_id"] in ids, f"openai row {i + 1}: tool turn answers a known call")
     print(f"check_datasets: openai.jsonl ok: {oai.num_rows} rows")
-    print("check_datasets: 3 passed, 0 failed")
+    print("check_datasets: 4 passed, 0 failed")
 
 
 if __name__ == "__main__":

@@ -458,7 +458,8 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
     let m = row["messages"].as_array().unwrap();
     let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap()).collect();
     // system, opening; view + result; transfer + result (the undone one is
-    // left out); the message and the customer's reply.
+    // left out); the message. The customer's reply after it is not: a row
+    // ends on the last assistant turn.
     assert_eq!(
         roles,
         [
@@ -468,8 +469,7 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
             "tool",
             "assistant",
             "tool",
-            "assistant",
-            "user"
+            "assistant"
         ]
     );
     let system = m[0]["content"].as_str().unwrap();
@@ -482,13 +482,21 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
         "the policy is in the system message"
     );
     assert_eq!(m[1]["content"], "Hi, Ada here. Please send Charles 25.");
-    assert_eq!(m[2]["content"], "Find Ada's account first.");
+    // The rationale is there once, as reasoning, not again as content.
+    assert_eq!(m[2]["content"], "");
     assert_eq!(m[2]["reasoning_content"], "Find Ada's account first.");
     assert_eq!(
         m[2]["tool_calls"],
-        json!([{"type": "function", "function": {"name": "view_accounts", "arguments": {"search": "ada"}}}])
+        json!([{"id": "call_0", "type": "function", "function": {"name": "view_accounts", "arguments": {"search": "ada"}}}])
     );
     assert_eq!(m[3]["name"], "view_accounts");
+    assert_eq!(
+        m[3]["tool_call_id"], "call_0",
+        "the tool turn names its call"
+    );
+    // Step 1 was undone: the next call keeps its raw step index.
+    assert_eq!(m[4]["tool_calls"][0]["id"], "call_2");
+    assert_eq!(m[5]["tool_call_id"], "call_2");
     assert!(m[3]["content"].as_str().unwrap().contains("A-1"));
     assert_eq!(
         m[4]["tool_calls"][0]["function"]["arguments"],
@@ -502,7 +510,22 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
         m[6],
         json!({"role": "assistant", "content": "Done: 25 sent to Charles."})
     );
-    assert_eq!(m[7], json!({"role": "user", "content": "Yes, go ahead."}));
+    for r in &rows {
+        let last = r["messages"].as_array().unwrap().last().unwrap();
+        assert_eq!(
+            last["role"], "assistant",
+            "every row ends on an assistant turn"
+        );
+    }
+    assert!(
+        !rows
+            .iter()
+            .flat_map(|r| r["messages"].as_array().unwrap())
+            .any(|x| {
+                x["reasoning_content"].is_string() && x["reasoning_content"] == x["content"]
+            }),
+        "no rationale is repeated as content"
+    );
     assert_eq!(
         summary.steps,
         rows.iter()
@@ -547,12 +570,63 @@ fn trl_rows_carry_policy_tools_rationale_and_columns() {
     let (bytes, with_summary) = export_bytes(&Source::Store(&f.store), Some(&worlds), &with);
     let rows = self::rows(&bytes);
     let m = pay_back(&rows)["messages"].as_array().unwrap();
-    assert_eq!(m.len(), 10);
+    assert_eq!(m.len(), 9);
     assert_eq!(
         m[4]["tool_calls"][0]["function"]["arguments"]["amount"],
         250
     );
     assert_eq!(with_summary.steps, summary.steps + 1);
+}
+
+#[test]
+fn an_episode_with_nothing_to_train_on_is_left_out_with_a_warning() {
+    let f = fixture();
+    let worlds = world_set(&f);
+    let before = export_bytes(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &options(Format::Trl),
+    )
+    .1;
+    // Opened and submitted without a single action.
+    let mut idle = Recorder::start(
+        f.store.clone(),
+        f.mini.clone(),
+        "frozen",
+        Actor::Expert {
+            id: f.expert.clone(),
+        },
+        1,
+    )
+    .unwrap();
+    idle.submit(None).unwrap();
+    let idle_id = idle.record().id.clone();
+    for format in [Format::Trl, Format::OpenAi, Format::Native] {
+        let (bytes, summary) =
+            export_bytes(&Source::Store(&f.store), Some(&worlds), &options(format));
+        let text = String::from_utf8(bytes).unwrap();
+        if format == Format::Native {
+            assert!(
+                text.contains(&idle_id),
+                "the native format keeps every episode"
+            );
+            assert_eq!(summary.left_out, 0);
+            continue;
+        }
+        assert!(
+            !text.contains(&idle_id),
+            "{format:?}: the empty episode has no row"
+        );
+        assert_eq!(summary.episodes, before.episodes, "{format:?}");
+        assert_eq!(summary.left_out, 1, "{format:?}");
+        assert!(
+            summary.warnings.iter().any(|w| w
+                .contains("left out 1 episode with nothing to train on")
+                && w.contains(&idle_id)),
+            "{format:?}: {:?}",
+            summary.warnings
+        );
+    }
 }
 
 #[test]
@@ -569,8 +643,14 @@ fn openai_rows_use_string_arguments_and_matching_call_ids() {
         let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
-            ["messages", "tools"],
+            ["messages", "tools", "parallel_tool_calls"],
             "OpenAI rows have no extra columns"
+        );
+        assert_eq!(row["parallel_tool_calls"], false, "one call per turn");
+        let last = row["messages"].as_array().unwrap().last().unwrap();
+        assert_eq!(
+            last["role"], "assistant",
+            "every row ends on an assistant turn"
         );
         let m = row["messages"].as_array().unwrap();
         for (i, msg) in m.iter().enumerate() {
@@ -584,8 +664,10 @@ fn openai_rows_use_string_arguments_and_matching_call_ids() {
                 )
                 .unwrap();
                 assert!(args.is_object());
-                assert_eq!(m[i + 1]["role"], "tool");
-                assert_eq!(m[i + 1]["tool_call_id"], call["id"]);
+                if let Some(next) = m.get(i + 1) {
+                    assert_eq!(next["role"], "tool");
+                    assert_eq!(next["tool_call_id"], call["id"]);
+                }
             }
         }
     }
@@ -593,7 +675,7 @@ fn openai_rows_use_string_arguments_and_matching_call_ids() {
         .iter()
         .find(|r| {
             r["messages"][1]["content"] == "Hi, Ada here. Please send Charles 25."
-                && r["messages"].as_array().unwrap().len() == 8
+                && r["messages"].as_array().unwrap().len() == 7
         })
         .unwrap();
     let m = row["messages"].as_array().unwrap();
@@ -716,23 +798,46 @@ fn dataset_folder_has_chunks_checksums_card_and_is_reproducible() {
         &|| {},
     )
     .unwrap();
-    for rel in [
-        "README.md",
-        "meta/info.json",
-        "data/train-00000.jsonl",
-        "data/train-00002.jsonl",
-    ] {
+    let data_files: Vec<String> = files
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    for rel in ["README.md", "meta/info.json"]
+        .into_iter()
+        .chain(data_files.iter().map(String::as_str))
+    {
         assert_eq!(
             std::fs::read(out.join(rel)).unwrap(),
             std::fs::read(out2.join(rel)).unwrap(),
             "{rel}"
         );
     }
+    // The loader caches by the card's config, so the config names the
+    // content: two different exports never share a cache entry.
+    assert!(
+        front.contains(&format!(
+            "  description: \"Understudy export, content SHA-256 {}\"",
+            info["content_sha256"].as_str().unwrap()
+        )),
+        "the card's config names the dataset's content hash:\n{front}"
+    );
     opts.rows_per_file = 100;
     export::export_to_path(&Source::Store(&f.store), Some(&worlds), &opts, &out, &|| {}).unwrap();
     assert!(
         !out.join("data/train-00001.jsonl").exists(),
         "the old chunks are gone"
+    );
+    let info2: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta/info.json")).unwrap())
+            .unwrap();
+    assert_ne!(
+        info2["content_sha256"], info["content_sha256"],
+        "other rows, another content hash"
+    );
+    assert_ne!(
+        std::fs::read_to_string(out.join("README.md")).unwrap(),
+        card,
+        "and another card"
     );
 
     // A folder that is not ours is never replaced.
@@ -1289,8 +1394,25 @@ fn export_folder_for_python() {
         &|| {},
     )
     .unwrap();
-    let expected =
-        json!({"episodes": s.episodes, "steps": s.steps, "files": s.episodes.div_ceil(5)});
+    // Another export of other episodes (the mini world's only), for the
+    // check that loading it from the same path never returns the first.
+    let mut mini_only = opts.clone();
+    mini_only.filter.world = Some("mini".into());
+    let other = export::export_to_path(
+        &Source::Store(&f.store),
+        Some(&worlds),
+        &mini_only,
+        &target.join("dataset-mini"),
+        &|| {},
+    )
+    .unwrap();
+    assert!(other.episodes < s.episodes);
+    let expected = json!({
+        "episodes": s.episodes,
+        "steps": s.steps,
+        "files": s.episodes.div_ceil(5),
+        "mini_episodes": other.episodes,
+    });
     std::fs::write(
         target.join("expected.json"),
         serde_json::to_string_pretty(&expected).unwrap(),
