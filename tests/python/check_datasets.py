@@ -74,6 +74,61 @@ def check_conversation(row, where):
     return calls
 
 
+# OpenAI's rules for a chat fine-tuning example with tools, as its fine-tuning
+# guide and its data-preparation cookbook state them: the keys each message
+# may have, the roles, content or tool calls on every assistant message,
+# string arguments, ids that tool turns answer, weights of 0 or 1, at least
+# one assistant message, and `tools` as function specs.
+OPENAI_MESSAGE_KEYS = {"role", "content", "name", "tool_calls", "tool_call_id", "weight"}
+OPENAI_ROLES = {"system", "user", "assistant", "tool"}
+
+
+def openai_problems(row):
+    problems = []
+    messages = row.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return ["missing_messages_list"]
+    calls = set()
+    for i, m in enumerate(messages):
+        unknown = set(m) - OPENAI_MESSAGE_KEYS
+        if unknown:
+            problems.append(f"message {i}: unrecognized keys {sorted(unknown)}")
+        role = m.get("role")
+        if role not in OPENAI_ROLES:
+            problems.append(f"message {i}: unrecognized role {role!r}")
+        content = m.get("content")
+        if content is not None and not isinstance(content, str):
+            problems.append(f"message {i}: content is not text")
+        if role == "assistant":
+            if not content and not m.get("tool_calls"):
+                problems.append(f"message {i}: an assistant message needs content or tool_calls")
+            for c in m.get("tool_calls") or []:
+                fn = c.get("function") or {}
+                if c.get("type") != "function" or not isinstance(c.get("id"), str) or not fn.get("name"):
+                    problems.append(f"message {i}: a tool call needs id, type function and a name")
+                try:
+                    if not isinstance(json.loads(fn.get("arguments")), dict):
+                        problems.append(f"message {i}: arguments must encode an object")
+                except (TypeError, ValueError):
+                    problems.append(f"message {i}: arguments must be a JSON string")
+                calls.add(c.get("id"))
+        elif role in ("system", "user") and not isinstance(content, str):
+            problems.append(f"message {i}: {role} messages need content")
+        if role == "tool" and m.get("tool_call_id") not in calls:
+            problems.append(f"message {i}: tool_call_id {m.get('tool_call_id')!r} answers no earlier call")
+        if "weight" in m and (role != "assistant" or m["weight"] not in (0, 1)):
+            problems.append(f"message {i}: weight is 0 or 1, on assistant messages only")
+    if not any(m.get("role") == "assistant" for m in messages):
+        problems.append("example_missing_assistant_message")
+    for t in row.get("tools") or []:
+        fn = t.get("function") or {}
+        if t.get("type") != "function" or not fn.get("name") or not isinstance(fn.get("parameters"), dict):
+            problems.append(f"tool {fn.get('name')!r}: needs type function, a name and parameters")
+    if not isinstance(row.get("parallel_tool_calls", False), bool):
+        problems.append("parallel_tool_calls must be true or false")
+    return problems
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -165,7 +220,13 @@ def main():
                 ids[call["id"]] = True
             if m["role"] == "tool":
                 check(m["tool_call_id"] in ids, f"openai row {i + 1}: tool turn answers a known call")
-    print(f"check_datasets: openai.jsonl ok: {oai.num_rows} rows")
+    with open(os.path.join(root, "openai.jsonl")) as f:
+        for n, line in enumerate(f, 1):
+            problems = openai_problems(json.loads(line))
+            check(not problems, f"openai.jsonl line {n} breaks OpenAI's rules: {problems}")
+    check(openai_problems({"messages": [{"role": "system", "content": "x"}, {"role": "user", "content": "y"}]})
+          == ["example_missing_assistant_message"], "the OpenAI checker catches an example with no assistant turn")
+        print(f"check_datasets: openai.jsonl ok: {oai.num_rows} rows")
     print("check_datasets: 4 passed, 0 failed")
 
 
