@@ -226,7 +226,7 @@ def main():
             check(not problems, f"openai.jsonl line {n} breaks OpenAI's rules: {problems}")
     check(openai_problems({"messages": [{"role": "system", "content": "x"}, {"role": "user", "content": "y"}]})
           == ["example_missing_assistant_message"], "the OpenAI checker catches an example with no assistant turn")
-        print(f"check_datasets: openai.jsonl ok: {oai.num_rows} rows")
+    print(f"check_datasets: openai.jsonl ok: {oai.num_rows} rows, each within OpenAI's rules")
     print("check_datasets: 4 passed, 0 failed")
 
 
