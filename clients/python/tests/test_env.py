@@ -203,3 +203,108 @@ def test_unknown_task_is_reported_by_the_server(binary, store):
         env.reset()
     assert e.value.code == "unknown_task" and "no-such-task" in e.value.message
     env.close()
+
+
+ASK_ZIP = json.dumps({"message": "Could you confirm the billing ZIP code on the account?"})
+
+
+def test_the_async_vector_env_works_with_default_settings(binary, store):
+    """make_vec(..., "async") with Gymnasium's defaults (shared memory on):
+    observations with characters outside printable ASCII (an em dash) pass
+    through shared memory intact."""
+    envs = gym.make_vec(
+        "understudy/support-desk-upgrade-with-verification",
+        num_envs=2,
+        vectorization_mode="async",
+        binary=binary,
+        store=str(store),
+        durability="fast",
+        model="vector-async",
+    )
+    try:
+        obs, _ = envs.reset(seed=5)
+        assert len(obs) == 2 and all(isinstance(o, str) and o for o in obs)
+        obs, reward, terminated, truncated, _ = envs.step((ASK_ZIP, ASK_ZIP))
+        assert list(obs) == ["Sure — our billing ZIP code is 78702."] * 2
+        assert not any(terminated) and not any(truncated)
+    finally:
+        envs.close()
+    assert [r[2] for r in stored(store)] == ["vector-async", "vector-async"]
+
+
+def test_unicode_text_round_trips_through_shared_memory():
+    from gymnasium.vector.utils.shared_memory import (
+        create_shared_memory,
+        read_from_shared_memory,
+        write_to_shared_memory,
+    )
+
+    space = understudy_gym.UnicodeText(8)
+    memory = create_shared_memory(space, n=3)
+    for i, text in enumerate(["café — ok", "", "\U0001f600x"]):
+        write_to_shared_memory(space, i, text, memory)
+    # Longer than the space is cut at its length; the empty text stays empty.
+    view = read_from_shared_memory(space, memory, n=3)
+    assert view == ("café — o", "", "\U0001f600x")
+    # The view is live: what is written later is what it reads.
+    write_to_shared_memory(space, 1, "later", memory)
+    assert view[1] == "later" and view[-1] == "\U0001f600x" and view[:2] == ("café — o", "later")
+
+
+def busy_server(binary: str, store: Path):
+    proc = subprocess.Popen(
+        [binary, "serve", "--http", "127.0.0.1:0", "--world", str(MINI), "--store", str(store), "--durability", "fast", "--max-concurrent", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("listening on "), line
+    return proc, line.split(" ", 2)[2].strip()
+
+
+def test_a_reset_waits_for_a_free_slot_when_the_server_is_full(binary, store):
+    import threading
+    import time
+
+    proc, url = busy_server(binary, store)
+    try:
+        first = UnderstudyEnv("pay-back", url=url, model="first")
+        first.reset(seed=0)
+        second = UnderstudyEnv("pay-back", url=url, model="second", busy_timeout=30)
+        done: dict = {}
+
+        def reset_second():
+            started = time.monotonic()
+            second.reset(seed=0)
+            done["waited"] = time.monotonic() - started
+
+        waiter = threading.Thread(target=reset_second)
+        waiter.start()
+        time.sleep(1.0)
+        assert not done, "the second reset went through while the server was full"
+        first.close()  # frees the only slot
+        waiter.join(timeout=30)
+        assert "waited" in done and done["waited"] >= 1.0
+        second.close()
+        assert [r[2] for r in stored(store)] == ["first", "second"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_full_server_is_reported_once_the_wait_is_over(binary, store):
+    proc, url = busy_server(binary, store)
+    try:
+        first = UnderstudyEnv("pay-back", url=url)
+        first.reset(seed=0)
+        with pytest.raises(UnderstudyError) as busy:
+            UnderstudyEnv("pay-back", url=url, busy_timeout=0.3).reset(seed=0)
+        assert busy.value.code == "too_many_episodes" and busy.value.status == 429
+        with pytest.raises(ValueError, match="busy_timeout"):
+            HttpClient(url, busy_timeout=-1)
+        first.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -8,9 +8,11 @@ import collections
 import http.client
 import json
 import os
+import random
 import shutil
 import subprocess
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any, Sequence
@@ -183,7 +185,18 @@ class HttpClient:
     server's bearer token (`serve --token`); it defaults to
     $UNDERSTUDY_TOKEN, the variable the server reads too."""
 
-    def __init__(self, url: str, timeout: float = 60.0, token: str | None = None):
+    #: The server's answer when it holds as many episodes as it may
+    #: (`serve --max-concurrent`); a reset that gets it was not started, so
+    #: it is safe to send again.
+    BUSY = "too_many_episodes"
+
+    def __init__(self, url: str, timeout: float = 60.0, token: str | None = None, busy_timeout: float = 120.0):
+        """``busy_timeout``: how long a reset keeps retrying, with
+        exponential back-off, while the server is full (HTTP 429), before
+        raising; 0 raises at once."""
+        if busy_timeout < 0:
+            raise ValueError(f"busy_timeout must be 0 or more seconds, got {busy_timeout!r}")
+        self._busy_timeout = busy_timeout
         if token is None:
             token = os.environ.get("UNDERSTUDY_TOKEN") or None
         self._token = token
@@ -220,6 +233,23 @@ class HttpClient:
         raise AssertionError("unreachable")
 
     def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        """One request. A request the server refused because it is full
+        (429, too many open episodes) is sent again after 0.05 s, doubling
+        up to 2 s between tries with random jitter, so many clients waiting
+        for a slot do not retry in step, until ``busy_timeout`` has passed."""
+        deadline = time.monotonic() + self._busy_timeout
+        delay = 0.05
+        while True:
+            try:
+                return self._call_once(op, **fields)
+            except UnderstudyError as e:
+                remaining = deadline - time.monotonic()
+                if e.code != self.BUSY or remaining <= 0:
+                    raise
+                time.sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
+                delay = min(delay * 2, 2.0)
+
+    def _call_once(self, op: str, **fields: Any) -> dict[str, Any]:
         with self._lock:
             if op in self._GET:
                 query = urllib.parse.urlencode({k: v for k, v in fields.items() if v is not None})

@@ -11,19 +11,30 @@ is accepted too.
 
 from __future__ import annotations
 
+import collections.abc
 import json
+import multiprocessing
 import os
 from typing import Any, Sequence
 
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils.shared_memory import (
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
 
 from .client import HttpClient, StdioClient, UnderstudyError
 
 __all__ = ["UnderstudyEnv", "UnicodeText", "OBSERVATION_MAX", "ACTION_MAX"]
 
-#: Longest observation text; longer ones are cut with a marker.
-OBSERVATION_MAX = 1_000_000
+#: Longest observation text; longer ones are cut with a marker. An async
+#: vector env keeps one such buffer per env in shared memory (4 bytes a
+#: character), so this is 512 KiB per env, not megabytes; 131,072
+#: characters is some 30,000 tokens, more than a model would read.
+OBSERVATION_MAX = 1 << 17
 #: Longest action text.
 ACTION_MAX = 100_000
 
@@ -55,6 +66,71 @@ class UnicodeText(spaces.Text):
         )
 
 
+# An async vector env passes observations through shared memory, which for
+# `Text` holds each character's index in the charset: a character outside it
+# (an em dash) fails. And the env reads that memory once, when it starts,
+# into a tuple of strings that never changes again: Gymnasium's `Text`
+# observations from shared memory are always the first, empty ones.
+# UnicodeText stores code points instead (-1 after the end), and reading
+# gives a live view that decodes the current texts whenever it is used.
+@create_shared_memory.register(UnicodeText)
+def _create_unicode_shared_memory(space: UnicodeText, n: int = 1, ctx: Any = multiprocessing) -> Any:
+    memory = ctx.Array(np.dtype(np.int32).char, n * space.max_length)
+    np.frombuffer(memory.get_obj(), dtype=np.int32).fill(-1)
+    return memory
+
+
+@write_to_shared_memory.register(UnicodeText)
+def _write_unicode_to_shared_memory(space: UnicodeText, index: int, value: str, shared_memory: Any) -> None:
+    size = space.max_length
+    codes = np.full(size, -1, dtype=np.int32)
+    text = value[:size]
+    if text:
+        codes[: len(text)] = np.frombuffer(text.encode("utf-32-le"), dtype=np.int32)
+    destination = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
+    np.copyto(destination[index * size : (index + 1) * size], codes)
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read_unicode_from_shared_memory(space: UnicodeText, shared_memory: Any, n: int = 1) -> "SharedTexts":
+    return SharedTexts(np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length)))
+
+
+class SharedTexts(collections.abc.Sequence):
+    """The texts in an async vector env's shared memory, decoded each time
+    they are read; a copy (what the env returns by default) is a plain
+    tuple of the texts at that moment."""
+
+    def __init__(self, codes: np.ndarray):
+        self._codes = codes
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return tuple(self._text(i) for i in range(*index.indices(len(self))))
+        return self._text(range(len(self))[index])
+
+    def _text(self, i: int) -> str:
+        row = self._codes[i]
+        end = np.flatnonzero(row < 0)
+        length = int(end[0]) if end.size else len(row)
+        return row[:length].astype("<i4").tobytes().decode("utf-32-le")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, collections.abc.Sequence) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return f"SharedTexts({tuple(self)!r})"
+
+    def __copy__(self) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __deepcopy__(self, memo: dict) -> tuple[str, ...]:
+        return tuple(self)
+
+
 class UnderstudyEnv(gym.Env[str, str]):
     """One Understudy task as a Gymnasium environment.
 
@@ -70,6 +146,9 @@ class UnderstudyEnv(gym.Env[str, str]):
         url: an `understudy serve --http` server to use instead of starting one.
         token: that server's bearer token (`serve --token`; default
             $UNDERSTUDY_TOKEN).
+        busy_timeout: with ``url``, how long ``reset`` waits, retrying with
+            back-off, while the server holds as many episodes as it may
+            (HTTP 429), before raising; default 120 seconds.
         binary: the `understudy` executable (default: $UNDERSTUDY_BIN or PATH).
         store: the trajectory store file for a server started here
             (default: the server's, in the user data folder).
@@ -93,6 +172,7 @@ class UnderstudyEnv(gym.Env[str, str]):
         *,
         url: str | None = None,
         token: str | None = None,
+        busy_timeout: float = 120.0,
         binary: str | os.PathLike[str] | None = None,
         store: str | os.PathLike[str] | None = None,
         model: str = "unknown",
@@ -110,7 +190,7 @@ class UnderstudyEnv(gym.Env[str, str]):
         self.observation_space = UnicodeText(OBSERVATION_MAX)
         self.action_space = UnicodeText(ACTION_MAX)
         if url is not None:
-            self._client: StdioClient | HttpClient = HttpClient(url, token=token)
+            self._client: StdioClient | HttpClient = HttpClient(url, token=token, busy_timeout=busy_timeout)
         else:
             if world_dir is None:
                 raise ValueError("give world_dir (the world folder) to start a server, or url to use a running one")
