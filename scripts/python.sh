@@ -11,6 +11,7 @@ PY_VENV=target/venv-ci
 PY_PACKAGES=(
   "datasets>=5,<6"   # the `json` feature type the dataset card declares
   "openenv-core==0.3.0"   # OpenEnv's GenericEnvClient and validator (tests/python/test_openenv.py)
+  "minari==0.5.4"   # loads the Minari export (clients/python/tests/test_minari.py)
   "pytest>=7"
 )
 
