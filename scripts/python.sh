@@ -12,6 +12,7 @@ PY_PACKAGES=(
   "datasets>=5,<6"   # the `json` feature type the dataset card declares
   "openenv-core==0.3.0"   # OpenEnv's GenericEnvClient and validator (tests/python/test_openenv.py)
   "minari==0.5.4"   # loads the Minari export (clients/python/tests/test_minari.py)
+  "ray==2.60.0"   # a local cluster runs episodes on actors (tests/python/test_ray.py)
   "pytest>=7"
 )
 
@@ -54,9 +55,28 @@ python_check_openenv() {
   UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_openenv.py
 }
 
+# A Ray head on loopback, started here and stopped by a trap whatever
+# happens; the test connects to it and runs episodes on 2 actors.
+python_check_ray() (
+  step "python: episodes on Ray actors (a local head on loopback)"
+  cargo build --locked --quiet -p understudy-cli
+  local port tmp
+  port=$("$PY_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  tmp=$(mktemp -d)
+  export RAY_TMPDIR="$tmp" RAY_USAGE_STATS_ENABLED=0
+  trap '"$PY_VENV/bin/ray" stop --force >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+  "$PY_VENV/bin/ray" start --head --node-ip-address=127.0.0.1 --port="$port" --num-cpus=2 \
+    --include-dashboard=false --disable-usage-stats --temp-dir="$tmp" >"$tmp/start.log" 2>&1 || {
+      echo "ray start failed:" >&2; cat "$tmp/start.log" >&2; return 1
+    }
+  UNDERSTUDY_RAY_ADDRESS="127.0.0.1:$port" UNDERSTUDY_BIN="$PWD/target/debug/understudy" \
+    "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_ray.py
+)
+
 python_tests() {
   python_venv
   python_check_datasets
   python_check_gym
   python_check_openenv
+  python_check_ray
 }
