@@ -10,5 +10,6 @@ mod replay_stored;
 mod review_cli;
 mod rubric_batch;
 mod serve_cli;
+mod store_processes;
 mod time_limits;
 mod time_zones;
