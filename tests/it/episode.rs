@@ -221,6 +221,88 @@ fn the_customer_answers_what_the_message_asks_for() {
     );
 }
 
+/// Every task of the bundled worlds names its customer and answers what a
+/// question asks for: each answer is reached by one of its own cues, and a
+/// message that asks for nothing gets the customer's "what do you need".
+#[test]
+fn every_bundled_task_has_a_customer_who_answers_questions() {
+    for name in [
+        "support-desk",
+        "contract-review",
+        "underwriting",
+        "month-end-close",
+        "tau-airline",
+        "tau-retail",
+    ] {
+        let world = common::world(name);
+        for task in world.tasks.values() {
+            let at = format!("{name}/{}", task.id);
+            assert!(task.customer.is_some(), "{at}: no customer");
+            assert!(task.replies.is_empty(), "{at}: scripted replies left");
+            assert!(!task.answers.is_empty(), "{at}: no answers");
+            let mut ep = common::episode(&world, &task.id);
+            ep.set_enforce_limits(false);
+            let mut say = |text: &str| ep.step(&Action::message(text)).unwrap().observation.text;
+            assert_eq!(say("Thanks."), "Sorry, what do you need from me?", "{at}");
+            for answer in &task.answers {
+                let reached = answer
+                    .when_asked
+                    .iter()
+                    .any(|cue| say(&format!("{cue}?")).contains(answer.says.as_str()));
+                assert!(reached, "{at}: no cue of {:?} gets its answer", answer.says);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_seed_worlds_customers_reveal_facts_only_when_asked() {
+    let cases = [
+        (
+            "contract-review",
+            "liability-cap-amount",
+            "How much do you expect to spend with Brightwater each year?",
+            "We expect to spend the full $1.4 million annual commitment with Brightwater.",
+        ),
+        (
+            "underwriting",
+            "missing-loss-runs",
+            "Who insured GreenScape before Midwest Indemnity?",
+            "Crossroads Farm & Commercial Mutual insured GreenScape from July 2022 to July 2023; Midwest Indemnity has had it since.",
+        ),
+        (
+            "month-end-close",
+            "check-transposition",
+            "What does the bank's image of the check show?",
+            "The bank's image of check 4471 shows $4,832.00, signed and payable to Midwest Hydraulic Supply.",
+        ),
+        (
+            "tau-airline",
+            "test-0",
+            "Hello, how can I help you today?",
+            "I want to fly from New York to Seattle on May 20 (one way).",
+        ),
+        (
+            "tau-retail",
+            "train-0",
+            "Could you give me your name and zip code?",
+            "My name is Omar Anderson. My zip code is 19031.",
+        ),
+    ];
+    for (name, task, question, answer) in cases {
+        let world = common::world(name);
+        let mut ep = common::episode(&world, task);
+        let reply = ep
+            .step(&Action::message(question))
+            .unwrap()
+            .observation
+            .text;
+        assert!(reply.starts_with(answer), "{name}/{task}: {reply:?}");
+        let customer = world.task(task).unwrap().customer.clone().unwrap();
+        assert!(!customer.contains("You "), "{name}/{task}: {customer:?}");
+    }
+}
+
 #[test]
 fn a_task_with_answers_keeps_its_scripted_replies_for_what_they_do_not_cover() {
     let dir = common::copy_world(&common::mini_dir());
