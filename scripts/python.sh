@@ -11,6 +11,7 @@ PY_VENV=target/venv-ci
 PY_PACKAGES=(
   "datasets>=5,<6"   # the `json` feature type the dataset card declares
   "openenv-core==0.3.0"   # OpenEnv's GenericEnvClient and validator (tests/python/test_openenv.py)
+  "mcp==2.3.0"   # the official MCP SDK's ClientSession over stdio and streamable HTTP (tests/python/test_mcp.py)
   "pytest>=7"
 )
 
@@ -53,9 +54,18 @@ python_check_openenv() {
   UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_openenv.py
 }
 
+# The official MCP Python SDK (ClientSession over stdio_client and
+# streamable_http_client) against the real `understudy serve --mcp` and `/mcp`.
+python_check_mcp() {
+  step "python: the mcp SDK's ClientSession over stdio and streamable HTTP against the real server"
+  cargo build --locked --quiet -p understudy-cli
+  UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_mcp.py
+}
+
 python_tests() {
   python_venv
   python_check_datasets
   python_check_gym
   python_check_openenv
+  python_check_mcp
 }

@@ -18,9 +18,11 @@
 //! Module map: [`protocol`] (wire types, errors, schemas), [`sessions`]
 //! (the registry), [`service`] (the operations), [`reward`] (where rewards
 //! come from), [`user_sim`] (the customer beyond the scripted replies),
-//! [`stdio`], [`http`].
+//! [`stdio`], [`http`], and [`mcp`] (the Model Context Protocol, over
+//! stdio and on the HTTP server's `/mcp`).
 
 pub mod http;
+pub mod mcp;
 pub mod protocol;
 pub mod reward;
 pub mod service;
