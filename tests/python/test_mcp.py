@@ -100,7 +100,7 @@ async def session_over(transport: str, store: Path, query: str, url: str | None 
         for pair in filter(None, query.split("&")):
             key, value = pair.split("=", 1)
             args += [flags[key], value]
-        params = StdioServerParameters(command=binary(), args=args, env={"UNDERSTUDY_LOG": "warn"})
+        params = StdioServerParameters(command=binary(), args=args, env={"UNDERSTUDY_LOG": "error"})
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, client_info=CLIENT) as session:
                 yield session

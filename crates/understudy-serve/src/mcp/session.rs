@@ -109,7 +109,7 @@ impl McpSession {
         if let Some((why, reward)) = &st.over {
             return Ok(tool_error(
                 codes::EPISODE_OVER,
-                &format!("this session's episode is over ({why}; reward {reward}); open a new MCP session for another episode"),
+                &format!("this session's episode is over ({why}; reward {reward:?}); open a new MCP session for another episode"),
             ));
         }
         let episode = match &st.episode {
@@ -360,7 +360,7 @@ fn step_result(s: &StepResponse) -> CallToolResult {
     let mut text = s.observation.text.clone();
     if s.done {
         text.push_str(&format!(
-            "\n\n[The episode is over{}. Reward: {}]",
+            "\n\n[The episode is over{}. Reward: {:?}]",
             if s.truncated {
                 " (the step limit was reached)"
             } else {
