@@ -12,53 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-REPO = Path(__file__).resolve().parents[2]
-SUPPORT_DESK = REPO / "fixtures" / "worlds" / "support-desk"
+from understudy_server import SUPPORT_DESK, binary, solution, stored
+from understudy_server import http_server as serve_http
+
 TASK = "duplicate-charge"
 CLIENT = types.Implementation(name="understudy-test", version="1.0")
-
-
-def binary() -> str:
-    given = os.environ.get("UNDERSTUDY_BIN")
-    path = Path(given) if given else REPO / "target" / "debug" / "understudy"
-    assert path.exists(), f"no understudy binary at {path}; build it (cargo build -p understudy-cli) or set UNDERSTUDY_BIN"
-    return str(path)
-
-
-def solution(world: Path, task: str) -> list[dict]:
-    for path in sorted((world / "tasks").glob("*.toml")):
-        for t in tomllib.loads(path.read_text())["tasks"]:
-            if t["id"] == task:
-                return t["solution"]
-    raise KeyError(task)
-
-
-def stored(store: Path) -> list[tuple]:
-    if not store.exists():
-        return []
-    with sqlite3.connect(store) as db:
-        return db.execute(
-            "SELECT e.id, e.actor_id, e.status, e.task_id, count(s.idx) FROM episodes e LEFT JOIN steps s ON s.episode_id = e.id GROUP BY e.id ORDER BY e.created_at"
-        ).fetchall()
 
 
 def stored_once(store: Path, done, seconds: float = 10) -> list[tuple]:
@@ -72,22 +41,8 @@ def stored_once(store: Path, done, seconds: float = 10) -> list[tuple]:
         time.sleep(0.05)
 
 
-@contextlib.contextmanager
 def http_server(store: Path):
-    args = [binary(), "serve", "--http", "127.0.0.1:0", "--store", str(store), "--durability", "fast", "--world", str(SUPPORT_DESK)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("listening on "), line
-        yield line.split(" ", 2)[2].strip()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    return serve_http(store, SUPPORT_DESK)
 
 
 @contextlib.asynccontextmanager

@@ -227,8 +227,21 @@ async fn run_mcp(
         r = session => r,
         _ = shutdown_signal() => Ok(()),
     };
+    finish_stdio(server, reaper, grace, result).await
+}
+
+/// The end of a session on standard input and output: the reaper stops and
+/// the server's episodes close within `grace` (a step that never ends is
+/// left to end with the process; what was closed and left is logged).
+async fn finish_stdio(
+    server: Arc<Server>,
+    reaper: tokio::task::JoinHandle<()>,
+    grace: Duration,
+    result: std::io::Result<()>,
+) -> anyhow::Result<()> {
     reaper.abort();
     let _ = tokio::task::spawn_blocking(move || server.close_all_within(grace)).await;
+    // A closed stdout (the client went away) is a normal end, not an error.
     match result {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
@@ -255,16 +268,9 @@ async fn run_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()> {
         r = done_rx => r.unwrap_or(Ok(())),
         _ = shutdown_signal() => Ok(()),
     };
-    reaper.abort();
     // On a signal the stdio thread may be inside a step that never ends:
-    // wait for it only so long (the thread ends with the process).
-    // Logs what it closed and what it had to leave.
-    let _ = tokio::task::spawn_blocking(move || server.close_all_within(grace)).await;
-    // A closed stdout (the client went away) is a normal end, not an error.
-    match result {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    // it is waited for only so long (the thread ends with the process).
+    finish_stdio(server, reaper, grace, result).await
 }
 
 async fn shutdown_signal() {

@@ -103,20 +103,22 @@ where
     }
 }
 
-/// What a line holds: a message, or the error to answer it with.
-pub fn parse_line(
-    line: &[u8],
-) -> Result<Option<ClientJsonRpcMessage>, (ErrorData, Option<RequestId>)> {
+/// The error a line is answered with, and the `id` it echoes.
+pub type Refusal = Box<(ErrorData, Option<RequestId>)>;
+
+/// What a line holds: a message (`None` for nothing to act on), or the
+/// error to answer it with.
+pub fn parse_line(line: &[u8]) -> Result<Option<ClientJsonRpcMessage>, Refusal> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     let value: Value = serde_json::from_slice(line).map_err(|e| {
-        (
+        Box::new((
             ErrorData::parse_error(format!("Parse error: the line is not JSON: {e}"), None),
             None,
-        )
+        ))
     })?;
     let id = value
         .get("id")
@@ -125,13 +127,13 @@ pub fn parse_line(
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(m) => Ok(Some(m)),
         Err(_) if is_notification => Ok(None),
-        Err(e) => Err((
+        Err(e) => Err(Box::new((
             ErrorData::invalid_request(
                 format!("Invalid Request: not a JSON-RPC 2.0 message of MCP: {e}"),
                 None,
             ),
             id,
-        )),
+        ))),
     }
 }
 
@@ -185,7 +187,10 @@ where
                 Line::Text(text) => match parse_line(&text) {
                     Ok(Some(m)) => return Some(m),
                     Ok(None) => {}
-                    Err((error, id)) => self.answer(error, id),
+                    Err(refusal) => {
+                        let (error, id) = *refusal;
+                        self.answer(error, id)
+                    }
                 },
             }
         }

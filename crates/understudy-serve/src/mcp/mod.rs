@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::protocol::{ApiError, Fields, Op};
 use crate::service::Server;
 
-pub use lines::{parse_line, LineTransport};
+pub use lines::{parse_line, LineTransport, Refusal};
 pub use session::McpSession;
 pub use tools::{TaskTools, MESSAGE_TOOL};
 

@@ -338,19 +338,9 @@ fn client_model(client: &Implementation) -> String {
     }
 }
 
-/// Runs one operation on the blocking pool, as every transport does.
+/// Runs one operation on the blocking pool, as `/ws` does.
 async fn run(server: &Arc<Server>, op: Op, body: Value) -> Result<Reply, ApiError> {
-    let fields = Fields::from_value(op, body)?;
-    let server = Arc::clone(server);
-    tokio::task::spawn_blocking(move || server.handle(op, fields))
-        .await
-        .unwrap_or_else(|e| {
-            Err(ApiError::new(
-                500,
-                codes::INTERNAL,
-                format!("the request failed inside the server: {e}"),
-            ))
-        })
+    crate::run_blocking(server, op, Fields::from_value(op, body)?).await
 }
 
 /// A step as a tool result: the observation's text for the model (and the

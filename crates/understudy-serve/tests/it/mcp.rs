@@ -67,8 +67,7 @@ fn stdio_session(server: Arc<Server>, max_line: usize, query: Value) -> Pipe {
 }
 
 fn server(dir: &tempfile::TempDir) -> Arc<Server> {
-    let store =
-        Store::open_with(&dir.path().join("store.sqlite"), Durability::Fast).expect("store");
+    let store = Store::open_with(dir.path().join("store.sqlite"), Durability::Fast).expect("store");
     Arc::new(
         Server::new(
             vec![support_desk()],
