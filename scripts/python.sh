@@ -13,6 +13,7 @@ PY_PACKAGES=(
   "openenv-core==0.3.0"   # OpenEnv's GenericEnvClient and validator (tests/python/test_openenv.py)
   "minari==0.5.4"   # loads the Minari export (clients/python/tests/test_minari.py)
   "ray==2.60.0"   # a local cluster runs episodes on actors (tests/python/test_ray.py)
+  "mcp==2.3.0"   # the official MCP SDK's ClientSession over stdio and streamable HTTP (tests/python/test_mcp.py)
   "pytest>=7"
 )
 
@@ -73,10 +74,19 @@ python_check_ray() (
     "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_ray.py
 )
 
+# The official MCP Python SDK (ClientSession over stdio_client and
+# streamable_http_client) against the real `understudy serve --mcp` and `/mcp`.
+python_check_mcp() {
+  step "python: the mcp SDK's ClientSession over stdio and streamable HTTP against the real server"
+  cargo build --locked --quiet -p understudy-cli
+  UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_mcp.py
+}
+
 python_tests() {
   python_venv
   python_check_datasets
   python_check_gym
   python_check_openenv
   python_check_ray
+  python_check_mcp
 }

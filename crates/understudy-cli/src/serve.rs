@@ -1,5 +1,5 @@
-//! `understudy serve`: serve worlds to agents over JSON lines on stdio or
-//! HTTP on loopback. The protocol is in `docs/agent-api.md`; this file only
+//! `understudy serve`: serve worlds to agents over JSON lines on stdio,
+//! HTTP on loopback, or MCP on stdio. The protocol is in `docs/agent-api.md`; this file only
 //! turns flags into a [`Server`] and runs a transport on one tokio runtime.
 
 use std::io::Write;
@@ -25,6 +25,26 @@ pub struct ServeArgs {
     /// Serve JSON lines on standard input and output (one request per line).
     #[arg(long, conflicts_with = "http")]
     stdio: bool,
+    /// Serve MCP (the Model Context Protocol) on standard input and output:
+    /// one session, one recorded episode of the task --task (or --seed)
+    /// chooses. Over HTTP, MCP is served on `/mcp` of --http.
+    #[arg(long, conflicts_with_all = ["stdio", "http"])]
+    mcp: bool,
+    /// --mcp: the task the session runs [default: the one --seed picks].
+    #[arg(long, value_name = "TASK_ID", requires = "mcp")]
+    task: Option<String>,
+    /// --mcp: the world of --task (needed only when two served worlds have
+    /// that task), or without --task the world whose tasks --seed picks from.
+    #[arg(long, value_name = "WORLD_ID", requires = "mcp")]
+    world_id: Option<String>,
+    /// --mcp: the episode's seed; without --task it also picks the task (the
+    /// served tasks in `tasks` order, index seed modulo their number).
+    #[arg(long, value_name = "N", requires = "mcp")]
+    seed: Option<u64>,
+    /// --mcp: the agent's model, recorded as the episode's actor [default:
+    /// the MCP client's name and version].
+    #[arg(long, value_name = "NAME", requires = "mcp")]
+    model: Option<String>,
     /// Serve HTTP on ADDR, e.g. 127.0.0.1:8000 (port 0 picks a free port; the
     /// address is printed as `listening on http://...`).
     #[arg(long, value_name = "ADDR")]
@@ -89,8 +109,8 @@ enum DurabilityArg {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    if !args.stdio && args.http.is_none() {
-        bail!("choose a transport: --stdio, or --http 127.0.0.1:PORT");
+    if !args.stdio && !args.mcp && args.http.is_none() {
+        bail!("choose a transport: --stdio, --mcp, or --http 127.0.0.1:PORT");
     }
     if let Some(addr) = args.http {
         if !addr.ip().is_loopback() && !args.allow_remote {
@@ -140,6 +160,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             ..HttpOptions::default()
         };
         runtime.block_on(run_http(addr, server, options))?;
+    } else if args.mcp {
+        let defaults = mcp_defaults(&args);
+        understudy_serve::mcp::check_defaults(&server, &defaults)
+            .map_err(|e| anyhow::anyhow!("--mcp: {}", e.message))?;
+        runtime.block_on(run_mcp(server, defaults, args.shutdown_grace))?;
     } else {
         runtime.block_on(run_stdio(server, args.shutdown_grace))?;
     }
@@ -166,6 +191,63 @@ async fn run_http(
     Ok(())
 }
 
+/// The `reset` fields of the MCP session, from the --mcp flags.
+fn mcp_defaults(args: &ServeArgs) -> serde_json::Map<String, serde_json::Value> {
+    let mut fields = serde_json::Map::new();
+    let text = |v: &Option<String>| v.clone().map(serde_json::Value::String);
+    for (name, value) in [
+        ("task_id", text(&args.task)),
+        ("world_id", text(&args.world_id)),
+        ("seed", args.seed.map(serde_json::Value::from)),
+        ("model", text(&args.model)),
+    ] {
+        if let Some(v) = value {
+            fields.insert(name.to_string(), v);
+        }
+    }
+    fields
+}
+
+/// One MCP session on standard input and output. Like JSON lines, the end
+/// of input or a signal closes the server's episodes (abandoned if still
+/// running).
+async fn run_mcp(
+    server: Arc<Server>,
+    defaults: serde_json::Map<String, serde_json::Value>,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let reaper = understudy_serve::spawn_reaper(Arc::clone(&server));
+    let session = understudy_serve::mcp::serve_stdio(
+        Arc::clone(&server),
+        defaults,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    );
+    let result = tokio::select! {
+        r = session => r,
+        _ = shutdown_signal() => Ok(()),
+    };
+    finish_stdio(server, reaper, grace, result).await
+}
+
+/// The end of a session on standard input and output: the reaper stops and
+/// the server's episodes close within `grace` (a step that never ends is
+/// left to end with the process; what was closed and left is logged).
+async fn finish_stdio(
+    server: Arc<Server>,
+    reaper: tokio::task::JoinHandle<()>,
+    grace: Duration,
+    result: std::io::Result<()>,
+) -> anyhow::Result<()> {
+    reaper.abort();
+    let _ = tokio::task::spawn_blocking(move || server.close_all_within(grace)).await;
+    // A closed stdout (the client went away) is a normal end, not an error.
+    match result {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// The stdio loop runs on its own thread: it blocks on standard input and
 /// on the engine, and must not hold an async worker. The runtime keeps the
 /// idle reaper and the signal handler.
@@ -186,16 +268,9 @@ async fn run_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()> {
         r = done_rx => r.unwrap_or(Ok(())),
         _ = shutdown_signal() => Ok(()),
     };
-    reaper.abort();
     // On a signal the stdio thread may be inside a step that never ends:
-    // wait for it only so long (the thread ends with the process).
-    // Logs what it closed and what it had to leave.
-    let _ = tokio::task::spawn_blocking(move || server.close_all_within(grace)).await;
-    // A closed stdout (the client went away) is a normal end, not an error.
-    match result {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    // it is waited for only so long (the thread ends with the process).
+    finish_stdio(server, reaper, grace, result).await
 }
 
 async fn shutdown_signal() {

@@ -18,9 +18,11 @@
 //! Module map: [`protocol`] (wire types, errors, schemas), [`sessions`]
 //! (the registry), [`service`] (the operations), [`reward`] (where rewards
 //! come from), [`user_sim`] (the customer beyond the scripted replies),
-//! [`stdio`], [`http`].
+//! [`stdio`], [`http`], and [`mcp`] (the Model Context Protocol, over
+//! stdio and on the HTTP server's `/mcp`).
 
 pub mod http;
+pub mod mcp;
 pub mod protocol;
 pub mod reward;
 pub mod service;
@@ -35,6 +37,22 @@ pub use protocol::{ApiError, Fields, Op, StepResponse};
 pub use reward::{FinalReward, NoRubric, RewardSource, RubricReward};
 pub use service::{Reply, ServeConfig, Server};
 pub use user_sim::{CommandSimulator, UserSimRequest, UserSimulator};
+
+/// Runs one operation on tokio's blocking pool, for the async transports
+/// (`/ws`, MCP): a step waits on the engine and an fsync, and the async
+/// workers must keep serving meanwhile.
+pub async fn run_blocking(server: &Arc<Server>, op: Op, fields: Fields) -> Result<Reply, ApiError> {
+    let server = Arc::clone(server);
+    tokio::task::spawn_blocking(move || server.handle(op, fields))
+        .await
+        .unwrap_or_else(|e| {
+            Err(ApiError::new(
+                500,
+                protocol::codes::INTERNAL,
+                format!("the request failed inside the server: {e}"),
+            ))
+        })
+}
 
 /// Closes idle sessions in the background, for as long as the runtime
 /// runs. Checks a few times per timeout so a session outlives it by at

@@ -153,15 +153,24 @@ impl Server {
         }
     }
 
-    fn reset(&self, f: &Fields) -> Result<StepResponse, ApiError> {
-        f.check_known()?;
+    /// The world and task a `reset` with fields `f` runs: the task named,
+    /// else the one `seed` picks ([`Server::default_task`]). Starts
+    /// nothing: an MCP session chooses its task when it opens and starts
+    /// the episode when it is first used.
+    pub fn chosen_task(&self, f: &Fields) -> Result<(Arc<World>, String), ApiError> {
         let task_id = f.text("task_id", "a task id, as listed by `tasks`")?;
         let world_id = f.text("world_id", "a world id, as listed by `tasks`")?;
         let seed = f.unsigned("seed", "a non-negative integer")?.unwrap_or(0);
-        let (world, task_id) = match task_id {
-            Some(t) => (Arc::clone(self.resolve(world_id.as_deref(), &t)?), t),
-            None => self.default_task(world_id.as_deref(), seed)?,
-        };
+        match task_id {
+            Some(t) => Ok((Arc::clone(self.resolve(world_id.as_deref(), &t)?), t)),
+            None => self.default_task(world_id.as_deref(), seed),
+        }
+    }
+
+    fn reset(&self, f: &Fields) -> Result<StepResponse, ApiError> {
+        f.check_known()?;
+        let (world, task_id) = self.chosen_task(f)?;
+        let seed = f.unsigned("seed", "a non-negative integer")?.unwrap_or(0);
         let key = f.text("episode_id", "text")?;
         if let Some(k) = &key {
             check_id(k)?;

@@ -1,8 +1,9 @@
 //! HTTP in OpenEnv's shape (axum on tokio): the routes of [`ROUTES`]
 //! (`POST /reset`, `POST /step`, `POST /close`, `GET /state?episode_id=`,
 //! `GET /schema`, `GET /tasks`, `GET /health`, `GET /metadata`), OpenEnv's
-//! WebSocket sessions on `GET /ws` ([`ws`]) and `GET /openapi.json`
-//! ([`openapi`], generated from the same tables). Errors are
+//! WebSocket sessions on `GET /ws` ([`ws`]), MCP's streamable HTTP on
+//! `/mcp` ([`mcp`]) and `GET /openapi.json` ([`openapi`], generated from
+//! the same tables). Errors are
 //! `{"error": {"code", "message", "status"}}` with the matching HTTP
 //! status, for every route, including unknown ones.
 //!
@@ -17,10 +18,12 @@
 //! open connections are capped; and shutdown waits for requests in flight
 //! only [`HttpOptions::shutdown_grace`]. `/ws` upgrades pass the same
 //! guard; a WebSocket session is bounded by message size, the idle timeout
-//! and shutdown ([`ws`]). The threat model is in `docs/agent-api.md`.
+//! and shutdown ([`ws`]). `/mcp` passes it too, and reads bodies within
+//! the same limits ([`mcp`]). The threat model is in `docs/agent-api.md`.
 
 mod guard;
 mod listen;
+pub mod mcp;
 pub mod openapi;
 pub mod ws;
 
@@ -37,7 +40,7 @@ use axum::extract::{Query, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Value};
@@ -171,7 +174,11 @@ pub const ROUTES: &[Route] = &[
 ];
 
 /// Paths answered besides [`ROUTES`].
-const OTHER_ROUTES: &[(Verb, &str)] = &[(Verb::Get, "/ws"), (Verb::Get, "/openapi.json")];
+const OTHER_ROUTES: &[(Verb, &str)] = &[
+    (Verb::Get, "/ws"),
+    (Verb::Post, "/mcp"),
+    (Verb::Get, "/openapi.json"),
+];
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -180,6 +187,8 @@ struct App {
     body_timeout: Duration,
     /// Open WebSocket sessions at most (one permit each).
     ws_slots: Arc<Semaphore>,
+    /// MCP's streamable HTTP on `/mcp`.
+    mcp: mcp::McpService,
     stopping: Stopping,
 }
 
@@ -188,14 +197,16 @@ struct App {
 /// told to stop.
 pub fn router(server: Arc<Server>, guard: Guard, body_timeout: Duration) -> Router {
     let slots = HttpOptions::default().max_connections;
-    build_router(server, guard, body_timeout, slots, Stopping::never())
+    let mcp = mcp::service(Arc::clone(&server), slots);
+    build_router(server, guard, body_timeout, slots, mcp, Stopping::never())
 }
 
 fn build_router(
     server: Arc<Server>,
     guard: Guard,
     body_timeout: Duration,
-    ws_slots: usize,
+    slots: usize,
+    mcp: mcp::McpService,
     stopping: Stopping,
 ) -> Router {
     let guard = Arc::new(guard);
@@ -209,13 +220,15 @@ fn build_router(
     }
     routes
         .route("/ws", get(ws_upgrade))
+        .route("/mcp", any(mcp::route))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(App {
             server,
             body_timeout,
-            ws_slots: Arc::new(Semaphore::new(ws_slots.max(1))),
+            ws_slots: Arc::new(Semaphore::new(slots.max(1))),
+            mcp,
             stopping,
         })
         .layer(axum::middleware::from_fn(
@@ -255,11 +268,14 @@ pub async fn serve_with(
     let bound: SocketAddr = listener.local_addr()?;
     let guard = Guard::new(bound, options.token.clone(), &options.allowed_hosts);
     let (stop, stopping) = listen::stop_signal();
+    let mcp = mcp::service(Arc::clone(&server), options.max_connections);
+    mcp::cancel_on_stop(stopping.clone(), mcp.clone());
     let app = build_router(
         Arc::clone(&server),
         guard,
         options.body_timeout,
         options.max_connections,
+        mcp,
         stopping,
     );
     let limits = listen::Limits {

@@ -312,16 +312,7 @@ async fn close_episode(server: &Arc<Server>, id: String) {
 }
 
 async fn run_op(server: &Arc<Server>, op: Op, fields: Fields) -> Result<Reply, ApiError> {
-    let server = Arc::clone(server);
-    tokio::task::spawn_blocking(move || server.handle(op, fields))
-        .await
-        .unwrap_or_else(|e| {
-            Err(ApiError::new(
-                500,
-                codes::INTERNAL,
-                format!("the request failed inside the server: {e}"),
-            ))
-        })
+    crate::run_blocking(server, op, fields).await
 }
 
 /// `{"type": "error", "data": {"message", "code", "api_code", "status"}}`:
