@@ -165,11 +165,11 @@ function Compare({ left, right, onClose }: { left: ReplayView; right: ReplayView
         </table>
         <div className="compare-finals">
           <section>
-            <h3 className="review-h">What {left.episode.performer}'s run changed</h3>
+            <h3 className="review-h">What this run changed ({left.episode.performer})</h3>
             <StateTables tables={left.final_state} testId="compare-left-state" />
           </section>
           <section>
-            <h3 className="review-h">What {right.episode.performer}'s run changed</h3>
+            <h3 className="review-h">What the compared run changed ({right.episode.performer})</h3>
             <StateTables tables={right.final_state} testId="compare-right-state" />
           </section>
         </div>

@@ -66,6 +66,34 @@ export function DecisionButtons({
   );
 }
 
+/** One of the queue's filters: a labelled list of `[value, label]` choices. */
+function Filter({
+  label,
+  testId,
+  value,
+  onChange,
+  options,
+}: {
+  label: string;
+  testId: string;
+  value: string;
+  onChange: (value: string) => void;
+  options: [string, string][];
+}) {
+  return (
+    <label className="queue-filter">
+      <span className="small muted">{label}</span>
+      <select className="select-sm" value={value} onChange={(e) => onChange(e.target.value)} data-testid={testId}>
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** The reviewer's list: handed-in recordings by task, with their status. */
 export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay: (episodeId: string) => void }) {
   const [view, setView] = useState<QueueView | null>(null);
@@ -157,47 +185,26 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
               </p>
             </div>
             <div className="row gap-sm wrap queue-filters">
-              <label className="queue-filter">
-                <span className="small muted">Status</span>
-                <select
-                  className="select-sm"
-                  value={status}
-                  onChange={(e) => setStatus(e.target.value as StatusFilter)}
-                  data-testid="filter-status"
-                >
-                  <option value="submitted">Waiting for review</option>
-                  <option value="approved">Approved</option>
-                  <option value="rejected">Returned</option>
-                  <option value="all">All</option>
-                </select>
-              </label>
-              <label className="queue-filter">
-                <span className="small muted">Task</span>
-                <select className="select-sm" value={task} onChange={(e) => setTask(e.target.value)} data-testid="filter-task">
-                  <option value="">All tasks</option>
-                  {tasks.map(([key, title]) => (
-                    <option key={key} value={key}>
-                      {title}
-                    </option>
-                  ))}
-                </select>
-              </label>
-              <label className="queue-filter">
-                <span className="small muted">Recorded by</span>
-                <select
-                  className="select-sm"
-                  value={expert}
-                  onChange={(e) => setExpert(e.target.value)}
-                  data-testid="filter-expert"
-                >
-                  <option value="">Anyone</option>
-                  {experts.map(([id, name]) => (
-                    <option key={id} value={id}>
-                      {name}
-                    </option>
-                  ))}
-                </select>
-              </label>
+              <Filter
+                label="Status"
+                testId="filter-status"
+                value={status}
+                onChange={(v) => setStatus(v as StatusFilter)}
+                options={[
+                  ["submitted", "Waiting for review"],
+                  ["approved", "Approved"],
+                  ["rejected", "Returned"],
+                  ["all", "All"],
+                ]}
+              />
+              <Filter label="Task" testId="filter-task" value={task} onChange={setTask} options={[["", "All tasks"], ...tasks]} />
+              <Filter
+                label="Recorded by"
+                testId="filter-expert"
+                value={expert}
+                onChange={setExpert}
+                options={[["", "Anyone"], ...experts]}
+              />
             </div>
           </header>
           <div className="queue-body">
