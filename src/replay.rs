@@ -428,6 +428,38 @@ pub fn replay_stored(
     Ok(out)
 }
 
+/// The world as it stood after the first `upto` kept steps of a stored
+/// trajectory, rebuilt on a fresh episode: what a reviewer stepping
+/// through a recording sees at each point, where [`Episode::changes`]
+/// gives the state diff so far. `upto` counts kept steps (undone ones are
+/// not part of the run); 0 is the seeded world, the kept step count the
+/// final state. Limits are not enforced, as in [`replay_stored`], and a
+/// changed world is refused unless `force` (see
+/// [`crate::recorder::check_world`]).
+pub fn replay_prefix(
+    world: &Arc<World>,
+    trajectory: &Trajectory,
+    upto: usize,
+    force: bool,
+) -> Result<Episode> {
+    let record = &trajectory.record;
+    crate::recorder::check_world(record, world, force)?;
+    let kept = trajectory.kept_steps().count();
+    if upto > kept {
+        return Err(Error::Other(format!(
+            "episode {} has {kept} kept step(s), so the state after step {upto} does not exist (`upto` must be 0 to {kept})",
+            record.id
+        )));
+    }
+    let mut episode = Episode::new(Arc::clone(world))?;
+    episode.set_enforce_limits(false);
+    episode.reset(&record.task_id, record.seed)?;
+    for step in trajectory.kept_steps().take(upto) {
+        episode.step(&step.action)?;
+    }
+    Ok(episode)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,5 +567,73 @@ mod tests {
         )
         .expect_err("init fails");
         assert!(err.to_string().contains("no episode"), "{err}");
+    }
+
+    /// The state after k kept steps: undone steps are skipped, 0 is the
+    /// seed, the last is the final state, and past the end is an error
+    /// naming the parameter.
+    #[test]
+    fn replay_prefix_rebuilds_the_state_after_k_kept_steps() {
+        use crate::recorder::Recorder;
+        use crate::store::{Actor, Store};
+        use serde_json::json;
+
+        let dir = tempfile::tempdir().unwrap();
+        let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/worlds/mini");
+        let world = Arc::new(World::load(world).expect("the mini world loads"));
+        let store = Arc::new(Store::open(dir.path().join("store.sqlite")).unwrap());
+        let actor = Actor::Expert { id: "e1".into() };
+        let mut rec = Recorder::start(store, Arc::clone(&world), "pay-back", actor, 0).unwrap();
+        let transfer = |amount: f64| {
+            Action::tool(
+                "transfer",
+                json!({"from_id": "A-1", "to_id": "A-2", "amount": amount}),
+            )
+        };
+        rec.step(transfer(90.0), None).unwrap();
+        rec.undo().unwrap();
+        rec.step(
+            Action::tool("view_accounts", json!({"search": "ada"})),
+            None,
+        )
+        .unwrap();
+        rec.step(transfer(25.0), None).unwrap();
+        rec.step(Action::message("Done."), None).unwrap();
+        let trajectory = rec.trajectory().clone();
+
+        let balance = |k: usize| {
+            let ep = replay_prefix(&world, &trajectory, k, false).unwrap();
+            let rows = ep
+                .query(
+                    "SELECT balance FROM accounts WHERE id = 'A-1'",
+                    &serde_json::Map::new(),
+                )
+                .unwrap();
+            (rows[0]["balance"].clone(), ep.changes().unwrap())
+        };
+        let (seeded, none) = balance(0);
+        assert_eq!(seeded, json!(100.0));
+        assert!(none.is_empty(), "{none:?}");
+        let (looked, still_none) = balance(1);
+        assert_eq!(looked, json!(100.0), "the undone 90 is not replayed");
+        assert!(still_none.is_empty());
+        let (paid, changes) = balance(2);
+        assert_eq!(paid, json!(75.0));
+        assert!(
+            changes["accounts"].changed.contains_key("A-1"),
+            "{changes:?}"
+        );
+        assert!(changes.contains_key("transfers"));
+        let (last, _) = balance(3);
+        assert_eq!(last, json!(75.0));
+
+        let Err(err) = replay_prefix(&world, &trajectory, 4, false) else {
+            panic!("there is no fourth kept step");
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("3 kept step(s)") && text.contains("`upto` must be 0 to 3"),
+            "{text}"
+        );
     }
 }

@@ -13,6 +13,8 @@
 //! - [`experts`]: expert profiles and who is using the app;
 //! - [`episodes`]: start, act, annotate, undo, pause, review, submit, discard;
 //! - [`review`]: the readable state diff shown before submitting;
+//! - [`queue`]: the review queue, and a reviewer's approve or reject;
+//! - [`replay_view`]: a finished episode step by step, for reviewers;
 //! - [`service`]: the thin layer all commands call (store, worlds, open
 //!   recorders);
 //! - [`error`]: every error as `{code, message}` in plain language;
@@ -30,6 +32,8 @@ pub mod experts;
 pub mod home;
 pub mod ipc;
 pub mod paths;
+pub mod queue;
+pub mod replay_view;
 pub mod review;
 pub mod service;
 pub mod worlds;
@@ -97,6 +101,10 @@ macro_rules! with_commands {
             episodes::restart_episode,
             episodes::save_draft,
             episodes::checkpoint_episode,
+            queue::review_queue,
+            queue::decide_episode,
+            replay_view::open_replay,
+            replay_view::replay_state,
         )
     };
 }
@@ -247,6 +255,9 @@ mod bindings {
             crate::episodes::EpisodeSummary::export_all_to(&dir),
             crate::episodes::StepTaken::export_all_to(&dir),
             crate::review::ReviewView::export_all_to(&dir),
+            crate::queue::QueueView::export_all_to(&dir),
+            crate::replay_view::ReplayView::export_all_to(&dir),
+            crate::replay_view::ReplayState::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.
             understudy::observation::ViewListing::export_all_to(&dir),

@@ -57,12 +57,35 @@ pub struct FieldChange {
 }
 
 pub fn build(r: &Recorder) -> AppResult<ReviewView> {
-    let episode = r.episode();
+    let tables = tables(r.episode())?;
+    let kept = r.steps().iter().filter(|s| !s.retracted);
+    let messages: Vec<&str> = kept
+        .clone()
+        .filter_map(|s| match &s.action {
+            Action::Message { message } => Some(message.as_str()),
+            Action::Tool { .. } => None,
+        })
+        .collect();
+    Ok(ReviewView {
+        tables,
+        final_message: messages.last().map(|m| m.to_string()),
+        steps_kept: kept.count() as u32,
+        steps_undone: r.steps().iter().filter(|s| s.retracted).count() as u32,
+        messages_sent: messages.len() as u32,
+        active_ms: r.active_ms(),
+        done: r.is_done(),
+    })
+}
+
+/// What `episode` changed in the world so far, field by field, against a
+/// fresh copy of its seeded world: the submit dialog's diff, and the
+/// replay view's state after any step.
+pub fn tables(episode: &Episode) -> AppResult<Vec<TableDiff>> {
     let world = Arc::clone(episode.world());
     let mut seeded = Episode::new(Arc::clone(&world))?;
     seeded.reset(episode.task_id(), episode.seed())?;
     let mut tables = Vec::new();
-    for (table, changes) in r.changes()? {
+    for (table, changes) in episode.changes()? {
         let info = world.table(&table);
         let before = |key: &str| -> AppResult<Map<String, Value>> {
             Ok(match info {
@@ -100,23 +123,7 @@ pub fn build(r: &Recorder) -> AppResult<ReviewView> {
         }
         tables.push(diff);
     }
-    let kept = r.steps().iter().filter(|s| !s.retracted);
-    let messages: Vec<&str> = kept
-        .clone()
-        .filter_map(|s| match &s.action {
-            Action::Message { message } => Some(message.as_str()),
-            Action::Tool { .. } => None,
-        })
-        .collect();
-    Ok(ReviewView {
-        tables,
-        final_message: messages.last().map(|m| m.to_string()),
-        steps_kept: kept.count() as u32,
-        steps_undone: r.steps().iter().filter(|s| s.retracted).count() as u32,
-        messages_sent: messages.len() as u32,
-        active_ms: r.active_ms(),
-        done: r.is_done(),
-    })
+    Ok(tables)
 }
 
 /// The changes between two versions of a record: every field whose value

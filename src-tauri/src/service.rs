@@ -74,6 +74,11 @@ impl Service {
         })
     }
 
+    /// The store, for the reviewer's commands (see `queue`, `replay_view`).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     pub fn store_path(&self) -> &Path {
         self.store.path()
     }
@@ -105,14 +110,20 @@ impl Service {
         let expert = self.current_expert_id();
         let mut progress: HashMap<(String, String), TaskProgress> = HashMap::new();
         if let Some(expert) = &expert {
-            for e in self.store.episodes(&expert_filter(expert))? {
+            // Oldest first, so the latest finished attempt decides whether
+            // the task shows as returned by a reviewer.
+            for s in self.store.episode_summaries(&expert_filter(expert))? {
+                let e = &s.record;
                 let p = progress
                     .entry((e.world_id.clone(), e.task_id.clone()))
                     .or_default();
                 match e.status {
                     EpisodeStatus::Submitted
                     | EpisodeStatus::Approved
-                    | EpisodeStatus::Rejected => p.submitted += 1,
+                    | EpisodeStatus::Rejected => {
+                        p.submitted += 1;
+                        p.returned = crate::queue::Returned::of(&s);
+                    }
                     EpisodeStatus::InProgress | EpisodeStatus::Paused => {
                         p.open_episode = Some(e.id.clone())
                     }

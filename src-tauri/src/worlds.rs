@@ -135,6 +135,11 @@ pub struct TaskProgress {
     pub submitted: u32,
     /// An episode in progress or paused, to resume.
     pub open_episode: Option<String>,
+    /// The expert's latest finished attempt was sent back by a reviewer
+    /// (cleared once they submit another).
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub returned: Option<crate::queue::Returned>,
 }
 
 /// A world's policy, tools and views: what the workspace is built from.

@@ -112,6 +112,31 @@ impl Store {
         })
     }
 
+    /// Records a decision by an expert of this store, under their name:
+    /// how the desktop app reviews, with the reviewer being the profile
+    /// using it. Refused, changing nothing, when the expert recorded the
+    /// episode themselves (a second pair of eyes must be a second person),
+    /// and for everything [`Store::add_review`] refuses.
+    pub fn add_expert_review(
+        &self,
+        episode_id: &str,
+        reviewer_id: &str,
+        decision: Decision,
+        comment: &str,
+    ) -> Result<Review> {
+        let reviewer = self.expert(reviewer_id)?;
+        let episode = self.episode(episode_id)?;
+        if let crate::trajectory::Actor::Expert { id } = &episode.actor {
+            if id == &reviewer.id {
+                return Err(Error::Conflict(format!(
+                    "episode {episode_id} was recorded by {}, who cannot review their own work; another expert has to",
+                    reviewer.name
+                )));
+            }
+        }
+        self.add_review(episode_id, &reviewer.name, decision, comment)
+    }
+
     /// Every review of an episode, oldest first.
     pub fn reviews(&self, episode_id: &str) -> Result<Vec<Review>> {
         let conn = self.lock();

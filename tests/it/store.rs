@@ -574,3 +574,65 @@ fn a_checkpoint_saves_active_time_between_steps() {
         "a submitted episode's time is final"
     );
 }
+
+/// In the app the reviewer is an expert profile: the review is recorded
+/// under their name, and nobody reviews their own episode.
+#[test]
+fn an_expert_reviews_others_episodes_under_their_name_never_their_own() {
+    let (_d, store) = store();
+    let author = expert(&store);
+    let Actor::Expert { id: author_id } = author.clone() else {
+        unreachable!()
+    };
+    let reviewer = store
+        .save_expert(
+            None,
+            &ExpertInput {
+                name: "Lee Park".into(),
+                ..ExpertInput::default()
+            },
+        )
+        .unwrap();
+    let mut rec = Recorder::start(store.clone(), common::mini(), "pay-back", author, 0).unwrap();
+    let id = rec.record().id.clone();
+    rec.submit(None).unwrap();
+
+    match store.add_expert_review(&id, &author_id, Decision::Approve, "") {
+        Err(Error::Conflict(m)) => {
+            assert!(
+                m.contains("recorded by Dana Reyes, who cannot review their own work"),
+                "{m}"
+            )
+        }
+        other => panic!("expected Conflict, got {other:?}"),
+    }
+    match store.add_expert_review(&id, "nobody", Decision::Approve, "") {
+        Err(Error::NotFound(m)) => assert!(m.contains("expert nobody"), "{m}"),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    match store.add_expert_review("no-such-episode", &reviewer.id, Decision::Approve, "") {
+        Err(Error::NotFound(m)) => assert!(m.contains("no-such-episode"), "{m}"),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert_eq!(store.episode(&id).unwrap().status, EpisodeStatus::Submitted);
+    assert!(store.reviews(&id).unwrap().is_empty());
+
+    // The store's own rules still hold: a rejection needs its comment.
+    assert!(matches!(
+        store.add_expert_review(&id, &reviewer.id, Decision::Reject, " "),
+        Err(Error::Conflict(_))
+    ));
+    let r = store
+        .add_expert_review(
+            &id,
+            &reviewer.id,
+            Decision::Reject,
+            "Verify the account first",
+        )
+        .unwrap();
+    assert_eq!(
+        (r.reviewer.as_str(), r.decision),
+        ("Lee Park", Decision::Reject)
+    );
+    assert_eq!(store.episode(&id).unwrap().status, EpisodeStatus::Rejected);
+}

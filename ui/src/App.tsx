@@ -5,12 +5,18 @@ import { Home } from "./screens/Home";
 // The workspace (forms, tables, Markdown) loads on first use, so the start
 // screen is interactive sooner.
 const Workspace = lazy(() => import("./screens/Workspace").then((m) => ({ default: m.Workspace })));
+const ReviewQueue = lazy(() => import("./screens/ReviewQueue").then((m) => ({ default: m.ReviewQueue })));
+const Replay = lazy(() => import("./screens/Replay").then((m) => ({ default: m.Replay })));
 
 // Ask for the start screen's data as soon as the script runs, while React
 // renders for the first time.
 const firstHome = api.home();
 
-type Screen = { name: "home" } | { name: "workspace"; episodeId: string };
+type Screen =
+  | { name: "home" }
+  | { name: "workspace"; episodeId: string }
+  | { name: "queue" }
+  | { name: "replay"; episodeId: string };
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: "home" });
@@ -33,9 +39,27 @@ export function App() {
       </Suspense>
     );
   }
+  if (screen.name === "queue") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the review queue…</div>}>
+        <ReviewQueue
+          onHome={() => setScreen({ name: "home" })}
+          onReplay={(episodeId) => setScreen({ name: "replay", episodeId })}
+        />
+      </Suspense>
+    );
+  }
+  if (screen.name === "replay") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the recording…</div>}>
+        <Replay key={screen.episodeId} episodeId={screen.episodeId} onBack={() => setScreen({ name: "queue" })} />
+      </Suspense>
+    );
+  }
   return (
     <Home
       onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })}
+      onReview={() => setScreen({ name: "queue" })}
       onReady={onReady}
       initial={marked.current ? undefined : firstHome}
     />

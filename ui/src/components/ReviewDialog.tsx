@@ -17,7 +17,8 @@ export function readable(field: string, value: unknown): { label: string; text: 
   return { label: humanize(field), text: cell(value) };
 }
 
-function Table({ diff }: { diff: TableDiff }) {
+/** One table's changes, record by record and field by field (before → after). */
+export function DiffTable({ diff }: { diff: TableDiff }) {
   const sections: [string, string, typeof diff.added][] = [
     ["added", "New", diff.added],
     ["changed", "Changed", diff.changed],
@@ -142,7 +143,7 @@ export function ReviewDialog({
         ) : (
           <div className="diff" data-testid="diff">
             {review.tables.map((t) => (
-              <Table key={t.table} diff={t} />
+              <DiffTable key={t.table} diff={t} />
             ))}
           </div>
         )}

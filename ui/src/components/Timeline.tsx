@@ -7,7 +7,8 @@ import { StepResult } from "./StepResult";
 
 const DEFAULT_FLAG = "Needs a second look";
 
-function summary(step: StepView, tools: ToolInfo[]): { title: string; detail: string; kind: string } {
+/** What a step did, as a title and a line of detail (also the replay view's step list). */
+export function summary(step: StepView, tools: ToolInfo[]): { title: string; detail: string; kind: string } {
   const action = step.action;
   if (isMessage(action)) return { title: "Message to the customer", detail: action.message, kind: "message" };
   const tool = tools.find((t) => t.name === action.tool);

@@ -87,4 +87,25 @@ describe("Home", () => {
     expect(onOpen).toHaveBeenCalledWith("ep-9");
     expect(api.startEpisode).not.toHaveBeenCalled();
   });
+  it("shows a returned attempt with the reviewer's comment, offers another try, and opens the review queue", async () => {
+    const returned = { episode_id: "ep-1", reviewer: "Lee Park", comment: "Verify the account first", at: "2025-03-04T10:00:00Z" };
+    const view = homeWith(expert);
+    const world = view.catalog.worlds[0]!;
+    const withReturned = {
+      ...view,
+      catalog: {
+        ...view.catalog,
+        worlds: [{ ...world, tasks: [{ ...world.tasks[0]!, progress: { submitted: 1, open_episode: null, returned } }] }],
+      },
+    };
+    api.home.mockResolvedValue(withReturned);
+    const onReview = vi.fn();
+    render(<Home onOpen={vi.fn()} onReview={onReview} />);
+    const line = await screen.findByTestId("returned");
+    expect(line.textContent).toBe("Returned by Lee Park: “Verify the account first”");
+    expect(screen.getByText("Returned")).toBeTruthy();
+    expect(screen.getByRole("button", { name: /^Start: / }).textContent).toBe("Try again");
+    fireEvent.click(screen.getByTestId("open-review"));
+    expect(onReview).toHaveBeenCalled();
+  });
 });

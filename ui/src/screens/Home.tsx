@@ -18,6 +18,7 @@ let rememberedWorld: string | null = null;
 
 function progressLabel(t: TaskSummary): { text: string; tone: string } {
   if (t.progress.open_episode) return { text: "In progress", tone: "amber" };
+  if (t.progress.returned) return { text: "Returned", tone: "red" };
   if (t.progress.submitted > 0)
     return { text: t.progress.submitted > 1 ? `Done ×${t.progress.submitted}` : "Done", tone: "green" };
   return { text: "Not started", tone: "grey" };
@@ -25,10 +26,13 @@ function progressLabel(t: TaskSummary): { text: string; tone: string } {
 
 export function Home({
   onOpen,
+  onReview,
   onReady,
   initial,
 }: {
   onOpen: (episodeId: string) => void;
+  /** Opens the review queue. */
+  onReview?: () => void;
   onReady?: () => void;
   /** The first load, already under way. */
   initial?: Promise<HomeView>;
@@ -133,8 +137,15 @@ export function Home({
           <span className="brand-name">Understudy</span>
           <span className="brand-sub">Expert capture</span>
         </div>
-        <div className="topbar-right muted small">
-          Press <Kbd keys={["/"]} /> to find a task
+        <div className="topbar-right muted small row gap-sm">
+          <span>
+            Press <Kbd keys={["/"]} /> to find a task
+          </span>
+          {onReview && (
+            <button type="button" className="btn btn-secondary btn-sm" onClick={onReview} data-testid="open-review">
+              Review recordings
+            </button>
+          )}
         </div>
       </header>
       <main className="home-main">
@@ -246,6 +257,11 @@ export function Home({
                               {t.difficulty && <span className={`chip chip-outline diff-${t.difficulty}`}>{t.difficulty}</span>}
                             </div>
                             <div className="muted small task-instruction">{t.summary}</div>
+                            {t.progress.returned && (
+                              <div className="small task-returned" data-testid="returned">
+                                Returned by {t.progress.returned.reviewer}: “{t.progress.returned.comment}”
+                              </div>
+                            )}
                           </div>
                           <span className={`chip chip-${p.tone}`}>{p.text}</span>
                           <button
@@ -259,7 +275,9 @@ export function Home({
                               ? "Opening…"
                               : t.progress.open_episode
                                 ? "Resume"
-                                : t.progress.submitted > 0
+                                : t.progress.returned
+                                  ? "Try again"
+                                  : t.progress.submitted > 0
                                   ? "Do again"
                                   : "Start"}
                           </button>
