@@ -41,8 +41,19 @@ impl From<FormatArg> for Format {
 #[derive(Args)]
 pub struct ExportArgs {
     /// The trajectory store to export from.
-    #[arg(long, required_unless_present = "input", conflicts_with = "input")]
+    #[arg(long, required_unless_present_any = ["input", "hub"], conflicts_with_all = ["input", "hub"])]
     store: Option<PathBuf>,
+    /// Export from a team hub (http://host:port) instead of a local store.
+    #[arg(long, value_name = "URL", conflicts_with = "input")]
+    hub: Option<String>,
+    /// Your hub token, with --hub.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "UNDERSTUDY_HUB_TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
     /// A native episodes JSONL to convert, instead of a store.
     #[arg(long)]
     input: Option<PathBuf>,
@@ -136,6 +147,21 @@ fn read_native(path: &Path) -> anyhow::Result<Vec<EpisodeBundle>> {
         .collect())
 }
 
+/// The hub's episodes matching `filter`, as the engine's own bundles: every
+/// format is then written by the same code as a local export.
+fn from_hub(url: &str, token: Option<&str>, filter: &Filter) -> anyhow::Result<Vec<EpisodeBundle>> {
+    let Some(token) = token else {
+        anyhow::bail!("--hub needs --token (or $UNDERSTUDY_HUB_TOKEN)");
+    };
+    let query = understudy_hub::client::EpisodeQuery {
+        world: filter.world.clone(),
+        task: filter.task.clone(),
+        status: filter.status,
+        expert: filter.expert.clone(),
+    };
+    Ok(understudy_hub::client::Hub::new(url, token)?.export_bundles(&query)?)
+}
+
 fn progress_bar(len: usize, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -180,7 +206,13 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
             loaded = read_native(path)?;
             Source::Episodes(&loaded)
         }
-        (None, None) => anyhow::bail!("give --store FILE or --input episodes.jsonl"),
+        (None, None) => match &args.hub {
+            Some(url) => {
+                loaded = from_hub(url, args.token.as_deref(), &options.filter)?;
+                Source::Episodes(&loaded)
+            }
+            None => anyhow::bail!("give --store FILE, --input episodes.jsonl or --hub URL"),
+        },
     };
     let selected = source.select(&options.filter)?;
     let worlds = if format.needs_worlds() {
