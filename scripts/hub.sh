@@ -36,12 +36,19 @@ hub_pg_start() {
   echo "PostgreSQL $("$HUB_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($HUB_PG_DIR)"
 }
 
-# Stops the cluster (fast: it is thrown away) and removes its folder.
+# Stops the cluster (open sessions are cut: it is thrown away) and removes
+# its folder.
 hub_pg_stop() {
   [ -n "${HUB_PG_DIR:-}" ] || return 0
   if [ -f "$HUB_PG_DIR/data/postmaster.pid" ]; then
-    "${HUB_PG_AS[@]}" "$HUB_PG_BIN/pg_ctl" -D "$HUB_PG_DIR/data" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
+    "${HUB_PG_AS[@]}" "$HUB_PG_BIN/pg_ctl" -D "$HUB_PG_DIR/data" -m fast -w -t 30 stop >/dev/null 2>&1 || true
   fi
+  # pg_ctl returns when the postmaster is gone; wait out its last children.
+  local i
+  for i in $(seq 50); do
+    pgrep -f "$HUB_PG_DIR" >/dev/null || break
+    sleep 0.1
+  done
   rm -rf "$HUB_PG_DIR"
   HUB_PG_DIR=
   echo "PostgreSQL stopped"
