@@ -461,3 +461,35 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<WorldFile>) -> Result<()
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        let q = Query {
+            world: Some("support desk".into()),
+            task: Some("a&b=c".into()),
+            status: Some(understudy::store::EpisodeStatus::Submitted),
+            expert: None,
+        };
+        assert_eq!(
+            query_string(&q),
+            "?world=support%20desk&task=a%26b%3Dc&status=submitted"
+        );
+        assert_eq!(query_string(&Query::default()), "");
+    }
+
+    #[test]
+    fn addresses_and_tokens_are_checked_before_any_call() {
+        let e = Hub::new("hub.example:8600", "t").expect_err("no scheme");
+        assert!(e.to_string().contains("expected http://host:port"), "{e}");
+        let e = Hub::new("http://hub.example:8600/", " ").expect_err("no token");
+        assert!(e.to_string().starts_with("--token"), "{e}");
+        assert_eq!(
+            Hub::new("http://h:1/", "t").expect("a client").url(),
+            "http://h:1"
+        );
+    }
+}

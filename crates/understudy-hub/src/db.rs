@@ -16,19 +16,25 @@ mod embedded {
 /// How many connections the server keeps open at most.
 pub const POOL_SIZE: usize = 16;
 
-/// The URL with any password replaced, for messages.
+/// The URL with any password replaced, for messages: the userinfo's part
+/// after `:` (`postgres://user:***@host/db`), read as text so that a URL
+/// that does not parse is redacted too.
 pub fn redact(url: &str) -> String {
-    match tokio_postgres::Config::from_str(url) {
-        Ok(c) if c.get_password().is_some() => {
-            let mut shown = url.to_string();
-            if let Some(p) = c.get_password().and_then(|p| std::str::from_utf8(p).ok()) {
-                if !p.is_empty() {
-                    shown = shown.replace(p, "***");
-                }
-            }
-            shown
-        }
-        _ => url.to_string(),
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end..];
+    let Some(at) = rest.rfind('@') else {
+        return url.to_string();
+    };
+    match rest[..at].find(':') {
+        Some(colon) => format!(
+            "{}{}:***{}",
+            &url[..scheme_end],
+            &rest[..colon],
+            &rest[at..]
+        ),
+        None => url.to_string(),
     }
 }
 
@@ -102,4 +108,22 @@ pub async fn open(url: &str) -> Result<Pool, HubError> {
     })?;
     drop(first);
     Ok(pool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_kept_out_of_messages() {
+        assert_eq!(
+            redact("postgres://hub:s3cret@db:5432/hub"),
+            "postgres://hub:***@db:5432/hub"
+        );
+        assert_eq!(redact("postgres://hub@db/hub"), "postgres://hub@db/hub");
+        let e = pool("postgres://hub:s3cret@db:notaport/hub").expect_err("a bad URL");
+        let text = e.to_string();
+        assert!(text.contains("not a PostgreSQL URL"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
 }

@@ -69,3 +69,22 @@ impl Role {
 pub fn names() -> String {
     ROLES.map(Role::as_str).join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_round_trip_and_limit_what_each_does() {
+        for r in ROLES {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(Role::parse("Admin"), None);
+        assert!(!Role::Expert.reads_all());
+        assert!(Role::Expert.pushes() && !Role::Expert.reviews() && !Role::Expert.uploads_worlds());
+        assert!(Role::Reviewer.reviews() && !Role::Reviewer.pushes());
+        assert!(Role::Engineer.uploads_worlds() && !Role::Engineer.reviews());
+        assert!(!Role::Annotator.pushes() && !Role::Annotator.reviews());
+        assert_eq!(names(), "expert, annotator, reviewer, engineer, admin");
+    }
+}

@@ -148,3 +148,27 @@ pub(crate) async fn files(db: &Client, hash: &str) -> Result<WorldUpload, ApiErr
             .collect(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::safe_path;
+
+    #[test]
+    fn uploaded_paths_stay_inside_the_world_folder() {
+        for ok in ["world.toml", "tools/a.toml", "data/seed/x.csv"] {
+            assert!(safe_path(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "./world.toml",
+            "a\\b",
+        ] {
+            let e = safe_path(bad).expect_err(bad);
+            assert_eq!(e.code, "bad_request");
+            assert!(e.message.contains("not a relative path"), "{}", e.message);
+        }
+    }
+}
