@@ -43,19 +43,11 @@ pub struct ExportArgs {
     /// The trajectory store to export from.
     #[arg(long, required_unless_present_any = ["input", "hub"], conflicts_with_all = ["input", "hub"])]
     store: Option<PathBuf>,
-    /// Export from a team hub (http://host:port) instead of a local store.
-    #[arg(long, value_name = "URL", conflicts_with = "input")]
-    hub: Option<String>,
-    /// Your hub token, with --hub.
-    #[arg(
-        long,
-        value_name = "TOKEN",
-        env = "UNDERSTUDY_HUB_TOKEN",
-        hide_env_values = true
-    )]
-    token: Option<String>,
+    /// Export from a team hub instead (`--hub URL --token T`).
+    #[command(flatten)]
+    hub: crate::hub::OptionalHub,
     /// A native episodes JSONL to convert, instead of a store.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hub")]
     input: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum)]
@@ -149,17 +141,17 @@ fn read_native(path: &Path) -> anyhow::Result<Vec<EpisodeBundle>> {
 
 /// The hub's episodes matching `filter`, as the engine's own bundles: every
 /// format is then written by the same code as a local export.
-fn from_hub(url: &str, token: Option<&str>, filter: &Filter) -> anyhow::Result<Vec<EpisodeBundle>> {
-    let Some(token) = token else {
-        anyhow::bail!("--hub needs --token (or $UNDERSTUDY_HUB_TOKEN)");
-    };
+fn from_hub(
+    hub: &understudy_hub::client::Hub,
+    filter: &Filter,
+) -> anyhow::Result<Vec<EpisodeBundle>> {
     let query = understudy_hub::client::EpisodeQuery {
         world: filter.world.clone(),
         task: filter.task.clone(),
         status: filter.status,
         expert: filter.expert.clone(),
     };
-    Ok(understudy_hub::client::Hub::new(url, token)?.export_bundles(&query)?)
+    Ok(hub.export_bundles(&query)?)
 }
 
 fn progress_bar(len: usize, what: &str) -> ProgressBar {
@@ -206,9 +198,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
             loaded = read_native(path)?;
             Source::Episodes(&loaded)
         }
-        (None, None) => match &args.hub {
-            Some(url) => {
-                loaded = from_hub(url, args.token.as_deref(), &options.filter)?;
+        (None, None) => match args.hub.connect()? {
+            Some(hub) => {
+                loaded = from_hub(&hub, &options.filter)?;
                 Source::Episodes(&loaded)
             }
             None => anyhow::bail!("give --store FILE, --input episodes.jsonl or --hub URL"),

@@ -142,6 +142,36 @@ impl HubArgs {
     }
 }
 
+/// `--hub URL --token T` on commands that also work on a local store
+/// (`export`, `review`); the field's id is `hub`, for `conflicts_with`.
+#[derive(Args)]
+pub struct OptionalHub {
+    /// Work on a team hub (http://host:port) instead of a local store.
+    #[arg(id = "hub", long = "hub", value_name = "URL")]
+    pub url: Option<String>,
+    /// Your hub token, with --hub.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "UNDERSTUDY_HUB_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+}
+
+impl OptionalHub {
+    /// The hub, when `--hub` was given.
+    pub fn connect(&self) -> anyhow::Result<Option<Hub>> {
+        let Some(url) = &self.url else {
+            return Ok(None);
+        };
+        let Some(token) = &self.token else {
+            anyhow::bail!("--hub needs --token (or $UNDERSTUDY_HUB_TOKEN)");
+        };
+        Ok(Some(Hub::new(url, token)?))
+    }
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()

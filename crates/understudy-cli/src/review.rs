@@ -54,18 +54,10 @@ pub struct Which {
     /// The trajectory store.
     #[arg(long, required_unless_present = "hub", conflicts_with = "hub")]
     store: Option<PathBuf>,
-    /// Review on a team hub (http://host:port) instead: the decision is the
-    /// token's person's, final as in a local store.
-    #[arg(long, value_name = "URL")]
-    hub: Option<String>,
-    /// Your hub token, with --hub.
-    #[arg(
-        long,
-        value_name = "TOKEN",
-        env = "UNDERSTUDY_HUB_TOKEN",
-        hide_env_values = true
-    )]
-    token: Option<String>,
+    /// Review on a team hub instead (`--hub URL --token T`): the decision
+    /// is the token's person's, final as in a local store.
+    #[command(flatten)]
+    hub: crate::hub::OptionalHub,
     /// The episode's id (from `review list`).
     #[arg(long, value_name = "ID")]
     episode: String,
@@ -132,23 +124,14 @@ pub fn run(cmd: ReviewCommand) -> anyhow::Result<ExitCode> {
 /// Records the decision; the store refuses, changing nothing, an episode
 /// that is missing, not submitted or already decided.
 fn decide(which: &Which, decision: Decision, comment: &str) -> anyhow::Result<ExitCode> {
-    let review = match (&which.store, &which.hub) {
+    let review = match (&which.store, which.hub.connect()?) {
         (Some(store), _) => open_existing(store, true)?.add_review(
             &which.episode,
             which.reviewer.as_deref().unwrap_or_default(),
             decision,
             comment,
         )?,
-        (None, Some(url)) => {
-            let Some(token) = which.token.as_deref() else {
-                anyhow::bail!("--hub needs --token (or $UNDERSTUDY_HUB_TOKEN)");
-            };
-            understudy_hub::client::Hub::new(url, token)?.review(
-                &which.episode,
-                decision,
-                comment,
-            )?
-        }
+        (None, Some(hub)) => hub.review(&which.episode, decision, comment)?,
         (None, None) => anyhow::bail!("give --store FILE or --hub URL"),
     };
     let done = match decision {

@@ -168,6 +168,14 @@ fn timed_push(s: &Setup, clients: usize) -> Duration {
     started.elapsed()
 }
 
+/// Writes `source` as native lines; how many bytes.
+fn native_bytes(source: &Source<'_>) -> usize {
+    let mut out = Vec::new();
+    export::write_jsonl(source, None, &ExportOptions::default(), &mut out, &|| {})
+        .expect("written");
+    out.len()
+}
+
 fn bench(c: &mut Criterion) {
     let Ok(server) = std::env::var("UNDERSTUDY_HUB_TEST_DATABASE") else {
         eprintln!("skipped: the hub benchmarks need UNDERSTUDY_HUB_TEST_DATABASE (scripts/bench starts PostgreSQL)");
@@ -198,33 +206,13 @@ fn bench(c: &mut Criterion) {
             let bundles = expert
                 .export_bundles(&EpisodeQuery::default())
                 .expect("an export");
-            let mut out = Vec::new();
-            export::write_jsonl(
-                &Source::Episodes(&bundles),
-                None,
-                &ExportOptions::default(),
-                &mut out,
-                &|| {},
-            )
-            .expect("written");
-            out.len()
+            native_bytes(&Source::Episodes(&bundles))
         })
     });
     let (_d, only) = store_of(&s.templates[0], "x1");
     g.throughput(Throughput::Elements((EPISODES * STEPS) as u64));
     g.bench_function("export_local", |b| {
-        b.iter(|| {
-            let mut out = Vec::new();
-            export::write_jsonl(
-                &Source::Store(&only),
-                None,
-                &ExportOptions::default(),
-                &mut out,
-                &|| {},
-            )
-            .expect("written");
-            out.len()
-        })
+        b.iter(|| native_bytes(&Source::Store(&only)))
     });
     g.finish();
 }

@@ -79,120 +79,159 @@ fn bad_tokens_roles_and_bodies_are_refused_with_nothing_stored() {
     let body = serde_json::to_vec(&batch_of(&store)).expect("JSON");
     let json = Some("application/json");
 
-    assert_error(
-        raw("POST", &push_url, None, json, body.clone()),
-        401,
-        "unauthorized",
-        "Authorization: Bearer",
-    );
-    assert_error(
-        raw(
+    let me_url = format!("{}/v1/me", hub.url);
+    let people_url = format!("{}/v1/people", hub.url);
+    let nowhere = format!("{}/v1/nowhere", hub.url);
+    let person_json =
+        |role: &str| format!(r#"{{"login": "eve", "name": "Eve", "role": "{role}"}}"#).into_bytes();
+    // (what, method, url, token, content type, body, status, code, the message says)
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(
+        &str,
+        &str,
+        &str,
+        Option<&str>,
+        Option<&str>,
+        Vec<u8>,
+        u16,
+        &str,
+        &str,
+    )> = vec![
+        (
+            "no token",
+            "POST",
+            &push_url,
+            None,
+            json,
+            body.clone(),
+            401,
+            "unauthorized",
+            "Authorization: Bearer",
+        ),
+        (
+            "a bad token",
             "POST",
             &push_url,
             Some("ush_not-a-token"),
             json,
             body.clone(),
+            401,
+            "unauthorized",
+            "not one this hub issued",
         ),
-        401,
-        "unauthorized",
-        "not one this hub issued",
-    );
-    assert_error(
-        raw("GET", &format!("{}/v1/me", hub.url), Some(""), None, vec![]),
-        401,
-        "unauthorized",
-        "Bearer",
-    );
-    assert_error(
-        raw("POST", &push_url, Some(&engineer), json, body.clone()),
-        403,
-        "forbidden",
-        "only experts and admins push",
-    );
-    assert_error(
-        raw(
+        (
+            "an empty token",
+            "GET",
+            &me_url,
+            Some(""),
+            None,
+            vec![],
+            401,
+            "unauthorized",
+            "Bearer",
+        ),
+        (
+            "an engineer pushing",
+            "POST",
+            &push_url,
+            Some(&engineer),
+            json,
+            body.clone(),
+            403,
+            "forbidden",
+            "only experts and admins push",
+        ),
+        (
+            "not JSON",
             "POST",
             &push_url,
             Some(&expert),
             Some("text/plain"),
             body.clone(),
+            415,
+            "unsupported_media_type",
+            "application/json",
         ),
-        415,
-        "unsupported_media_type",
-        "application/json",
-    );
-    assert_error(
-        raw(
+        (
+            "cut-off JSON",
             "POST",
             &push_url,
             Some(&expert),
             json,
             b"{\"experts\": [], \"episodes\": [".to_vec(),
+            400,
+            "bad_request",
+            "line 1",
         ),
-        400,
-        "bad_request",
-        "line 1",
-    );
-    assert_error(
-        raw(
+        (
+            "an unknown field",
             "POST",
             &push_url,
             Some(&expert),
             json,
             b"{\"experts\": [], \"episodes\": [], \"extra\": 1}".to_vec(),
+            400,
+            "bad_request",
+            "unknown field `extra`",
         ),
-        400,
-        "bad_request",
-        "unknown field `extra`",
-    );
-    assert_error(
-        raw(
+        (
+            "too large",
             "POST",
             &push_url,
             Some(&expert),
             json,
             vec![b' '; 100 * 1024],
+            413,
+            "payload_too_large",
+            "65536 bytes",
         ),
-        413,
-        "payload_too_large",
-        "65536 bytes",
-    );
-    assert_error(
-        raw(
+        (
+            "an expert adding people",
             "POST",
-            &format!("{}/v1/people", hub.url),
+            &people_url,
             Some(&expert),
             json,
-            br#"{"login": "eve", "name": "Eve", "role": "admin"}"#.to_vec(),
+            person_json("admin"),
+            403,
+            "forbidden",
+            "only admins add people",
         ),
-        403,
-        "forbidden",
-        "only admins add people",
-    );
-    assert_error(
-        raw(
+        (
+            "an unknown role",
             "POST",
-            &format!("{}/v1/people", hub.url),
+            &people_url,
             Some(&admin),
             json,
-            br#"{"login": "eve", "name": "Eve", "role": "boss"}"#.to_vec(),
+            person_json("boss"),
+            400,
+            "bad_request",
+            "unknown variant `boss`",
         ),
-        400,
-        "bad_request",
-        "unknown variant `boss`",
-    );
-    assert_error(
-        raw(
+        (
+            "no such route",
             "GET",
-            &format!("{}/v1/nowhere", hub.url),
+            &nowhere,
             Some(&expert),
             None,
             vec![],
+            404,
+            "not_found",
+            "no such route",
         ),
-        404,
-        "not_found",
-        "no such route",
-    );
+    ];
+    for (what, method, url, token, content_type, body, status, code, says) in cases {
+        let (s, answer) = raw(method, url, token, content_type, body);
+        assert_eq!(
+            (s, answer["code"].as_str()),
+            (status, Some(code)),
+            "{what}: {answer}"
+        );
+        let message = answer["message"].as_str().expect("a message");
+        assert!(
+            message.contains(says),
+            "{what}: {message:?} should say {says:?}"
+        );
+    }
     assert_eq!(stored(&db), (0, 0), "nothing was stored");
     assert_eq!(
         count(&db, "SELECT count(*) FROM people"),
