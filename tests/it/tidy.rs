@@ -46,6 +46,9 @@ const FORBIDDEN: &[&str] = &[
     "hyper",
     "tokio",
     "tauri",
+    // The team hub and its database client sit above the engine too.
+    "understudy-hub",
+    "tokio-postgres",
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

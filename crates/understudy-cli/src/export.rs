@@ -41,10 +41,13 @@ impl From<FormatArg> for Format {
 #[derive(Args)]
 pub struct ExportArgs {
     /// The trajectory store to export from.
-    #[arg(long, required_unless_present = "input", conflicts_with = "input")]
+    #[arg(long, required_unless_present_any = ["input", "hub"], conflicts_with_all = ["input", "hub"])]
     store: Option<PathBuf>,
+    /// Export from a team hub instead (`--hub URL --token T`).
+    #[command(flatten)]
+    hub: crate::hub::OptionalHub,
     /// A native episodes JSONL to convert, instead of a store.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hub")]
     input: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum)]
@@ -136,6 +139,21 @@ fn read_native(path: &Path) -> anyhow::Result<Vec<EpisodeBundle>> {
         .collect())
 }
 
+/// The hub's episodes matching `filter`, as the engine's own bundles: every
+/// format is then written by the same code as a local export.
+fn from_hub(
+    hub: &understudy_hub::client::Hub,
+    filter: &Filter,
+) -> anyhow::Result<Vec<EpisodeBundle>> {
+    let query = understudy_hub::client::EpisodeQuery {
+        world: filter.world.clone(),
+        task: filter.task.clone(),
+        status: filter.status,
+        expert: filter.expert.clone(),
+    };
+    Ok(hub.export_bundles(&query)?)
+}
+
 fn progress_bar(len: usize, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -180,7 +198,13 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
             loaded = read_native(path)?;
             Source::Episodes(&loaded)
         }
-        (None, None) => anyhow::bail!("give --store FILE or --input episodes.jsonl"),
+        (None, None) => match args.hub.connect()? {
+            Some(hub) => {
+                loaded = from_hub(&hub, &options.filter)?;
+                Source::Episodes(&loaded)
+            }
+            None => anyhow::bail!("give --store FILE, --input episodes.jsonl or --hub URL"),
+        },
     };
     let selected = source.select(&options.filter)?;
     let worlds = if format.needs_worlds() {

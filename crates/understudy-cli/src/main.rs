@@ -4,6 +4,7 @@
 
 mod debug;
 mod export;
+mod hub;
 mod record;
 mod replay;
 mod review;
@@ -53,6 +54,9 @@ enum Command {
     Score(score::ScoreArgs),
     /// Serve worlds to agents: JSON lines on stdio, or HTTP on loopback.
     Serve(serve::ServeArgs),
+    /// A team hub on PostgreSQL: serve it, add people, push a store, pull assignments and reviews.
+    #[command(subcommand)]
+    Hub(hub::HubCommand),
     /// Commands for the test suite.
     #[command(subcommand, hide = true)]
     Debug(debug::DebugCommand),
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Review(cmd) => review::run(cmd),
         Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Hub(cmd) => hub::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -52,14 +52,23 @@ pub enum ReviewCommand {
 #[derive(Args)]
 pub struct Which {
     /// The trajectory store.
-    #[arg(long)]
-    store: PathBuf,
+    #[arg(long, required_unless_present = "hub", conflicts_with = "hub")]
+    store: Option<PathBuf>,
+    /// Review on a team hub instead (`--hub URL --token T`): the decision
+    /// is the token's person's, final as in a local store.
+    #[command(flatten)]
+    hub: crate::hub::OptionalHub,
     /// The episode's id (from `review list`).
     #[arg(long, value_name = "ID")]
     episode: String,
-    /// Who reviewed.
-    #[arg(long, value_name = "NAME")]
-    reviewer: String,
+    /// Who reviewed (with --store; on a hub it is the token's person).
+    #[arg(
+        long,
+        value_name = "NAME",
+        required_unless_present = "hub",
+        conflicts_with = "hub"
+    )]
+    reviewer: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -115,12 +124,16 @@ pub fn run(cmd: ReviewCommand) -> anyhow::Result<ExitCode> {
 /// Records the decision; the store refuses, changing nothing, an episode
 /// that is missing, not submitted or already decided.
 fn decide(which: &Which, decision: Decision, comment: &str) -> anyhow::Result<ExitCode> {
-    let review = open_existing(&which.store, true)?.add_review(
-        &which.episode,
-        &which.reviewer,
-        decision,
-        comment,
-    )?;
+    let review = match (&which.store, which.hub.connect()?) {
+        (Some(store), _) => open_existing(store, true)?.add_review(
+            &which.episode,
+            which.reviewer.as_deref().unwrap_or_default(),
+            decision,
+            comment,
+        )?,
+        (None, Some(hub)) => hub.review(&which.episode, decision, comment)?,
+        (None, None) => anyhow::bail!("give --store FILE or --hub URL"),
+    };
     let done = match decision {
         Decision::Approve => "approved (gold)",
         Decision::Reject => "rejected (back to its expert)",

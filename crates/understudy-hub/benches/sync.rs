@@ -1,0 +1,221 @@
+//! Hub throughput, in steps/s: a push from one client and from 16 at once
+//! (each into an empty hub copy: new episode ids every iteration), and an
+//! export from the hub beside the same export from a local store.
+//!
+//! Needs a PostgreSQL server: `scripts/bench` starts one (scripts/hub.sh)
+//! and sets `UNDERSTUDY_HUB_TEST_DATABASE`; without it the benchmarks are
+//! skipped with a note. Not part of CI.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use understudy::export::{self, ExportOptions, Source};
+use understudy::store::{Actor, Store};
+use understudy::trajectory::Trajectory;
+use understudy_hub::client::{EpisodeQuery, Hub, PushOptions};
+use understudy_hub::people::{self, NewPerson};
+use understudy_hub::Role;
+
+const EPISODES: usize = 40;
+const STEPS: usize = 25;
+const CLIENTS: usize = 16;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// One recorded episode of the mini world with `STEPS` steps, as a template.
+fn template(expert: &str) -> Trajectory {
+    let dir = tempfile::tempdir().expect("a folder");
+    let store = Arc::new(Store::open(dir.path().join("t.db")).expect("a store"));
+    store.ensure_expert(expert, None).expect("the expert");
+    let world = Arc::new(understudy::World::load(understudy_testkit::mini_dir()).expect("mini"));
+    let mut rec = understudy::recorder::Recorder::start(
+        Arc::clone(&store),
+        world,
+        "pay-back",
+        Actor::Expert { id: expert.into() },
+        0,
+    )
+    .expect("an episode");
+    for i in 0..STEPS {
+        let v = if i % 2 == 0 {
+            serde_json::json!({"tool": "view_accounts", "args": {"search": "ada"}})
+        } else {
+            serde_json::json!({"tool": "get_account", "args": {"account_id": "A-1"}})
+        };
+        rec.step(
+            understudy::Action::from_json(&v).expect("an action"),
+            Some("why".into()),
+        )
+        .expect("a step");
+    }
+    rec.trajectory().clone()
+}
+
+/// A local store holding `EPISODES` copies of `t` under new ids.
+fn store_of(t: &Trajectory, expert: &str) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("a folder");
+    let store = Store::open(dir.path().join("s.db")).expect("a store");
+    store.ensure_expert(expert, None).expect("the expert");
+    let copies: Vec<Trajectory> = (0..EPISODES)
+        .map(|_| {
+            let mut c = t.clone();
+            c.record.id = understudy::store::new_uuid();
+            c
+        })
+        .collect();
+    store.import(&copies).expect("the copies");
+    (dir, store)
+}
+
+struct Setup {
+    url: String,
+    tokens: Vec<String>,
+    templates: Vec<Trajectory>,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn setup(server: &str) -> Setup {
+    let rt = runtime();
+    let name = format!("hub_bench_{}", std::process::id());
+    let (base, _) = server.rsplit_once('/').expect("a URL with a database");
+    let db = format!("{base}/{name}");
+    let url = rt.block_on(async {
+        let (c, conn) = tokio_postgres::connect(server, tokio_postgres::NoTls)
+            .await
+            .expect("the server");
+        let conn = tokio::spawn(conn);
+        c.batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
+        ))
+        .await
+        .expect("a database");
+        drop(c);
+        let _ = conn.await;
+        let pool = understudy_hub::db::open(&db)
+            .await
+            .expect("the hub's database");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        tokio::spawn(async move {
+            let _ = axum::serve(
+                listener,
+                understudy_hub::router(pool, understudy_hub::DEFAULT_MAX_BODY_BYTES),
+            )
+            .await;
+        });
+        format!("http://{addr}")
+    });
+    let mut tokens = Vec::new();
+    for i in 0..=CLIENTS {
+        let login = format!("p{i}");
+        let role = if i == 0 { Role::Admin } else { Role::Expert };
+        tokens.push(rt.block_on(async {
+            people::bootstrap_add(
+                &db,
+                &NewPerson {
+                    login: login.clone(),
+                    name: login.clone(),
+                    role,
+                    password: None,
+                },
+            )
+            .await
+            .expect("a person");
+            people::bootstrap_token(&db, &login, "bench")
+                .await
+                .expect("a token")
+        }));
+    }
+    Hub::new(&url, &tokens[0])
+        .expect("a client")
+        .add_world(&understudy_testkit::mini_dir())
+        .expect("the world");
+    let templates = (1..=CLIENTS).map(|i| template(&format!("x{i}"))).collect();
+    Setup {
+        url,
+        tokens,
+        templates,
+        _rt: rt,
+    }
+}
+
+/// Pushes a fresh store from each of the first `clients` experts at once;
+/// the time of the pushes only.
+fn timed_push(s: &Setup, clients: usize) -> Duration {
+    let stores: Vec<_> = (0..clients)
+        .map(|i| store_of(&s.templates[i], &format!("x{}", i + 1)))
+        .collect();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for (i, (_, store)) in stores.iter().enumerate() {
+            let (url, token) = (&s.url, &s.tokens[i + 1]);
+            scope.spawn(move || {
+                Hub::new(url, token)
+                    .expect("a client")
+                    .push(store, PushOptions::default())
+                    .expect("a push");
+            });
+        }
+    });
+    started.elapsed()
+}
+
+/// Writes `source` as native lines; how many bytes.
+fn native_bytes(source: &Source<'_>) -> usize {
+    let mut out = Vec::new();
+    export::write_jsonl(source, None, &ExportOptions::default(), &mut out, &|| {})
+        .expect("written");
+    out.len()
+}
+
+fn bench(c: &mut Criterion) {
+    let Ok(server) = std::env::var("UNDERSTUDY_HUB_TEST_DATABASE") else {
+        eprintln!("skipped: the hub benchmarks need UNDERSTUDY_HUB_TEST_DATABASE (scripts/bench starts PostgreSQL)");
+        return;
+    };
+    let s = setup(&server);
+    let steps = (EPISODES * STEPS) as u64;
+    let mut g = c.benchmark_group("hub");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    for clients in [1, CLIENTS] {
+        g.throughput(Throughput::Elements(steps * clients as u64));
+        g.bench_function(format!("sync_{clients}_client(s)"), |b| {
+            b.iter_custom(|n| (0..n).map(|_| timed_push(&s, clients)).sum())
+        });
+    }
+    // Export: one expert's episodes, from the hub and from their store.
+    let (_dir, local) = store_of(&s.templates[0], "x1");
+    let expert = Hub::new(&s.url, &s.tokens[1]).expect("a client");
+    expert.push(&local, PushOptions::default()).expect("a push");
+    let on_hub = expert
+        .export_bundles(&EpisodeQuery::default())
+        .expect("an export")
+        .len();
+    let exported_steps: u64 = (on_hub * STEPS) as u64;
+    g.throughput(Throughput::Elements(exported_steps));
+    g.bench_function("export_from_hub", |b| {
+        b.iter(|| {
+            let bundles = expert
+                .export_bundles(&EpisodeQuery::default())
+                .expect("an export");
+            native_bytes(&Source::Episodes(&bundles))
+        })
+    });
+    let (_d, only) = store_of(&s.templates[0], "x1");
+    g.throughput(Throughput::Elements((EPISODES * STEPS) as u64));
+    g.bench_function("export_local", |b| {
+        b.iter(|| native_bytes(&Source::Store(&only)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,495 @@
+//! The client side of the hub, as blocking calls: what `understudy hub
+//! push`, `review --hub`, `export --hub` and the desktop app use (an async
+//! caller runs them on a blocking thread).
+//!
+//! A push is offline-first and safe to repeat: it asks the hub which
+//! episodes it lacks or holds an older digest of, and sends only those, in
+//! batches the hub stores one transaction each. A push cut off at any
+//! point (the hub killed, the connection dropped, the app killed) is
+//! finished by the next one, with nothing lost or stored twice.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use understudy::export::{native, EpisodeBundle};
+use understudy::store::{Actor, Decision, EpisodeFilter, Expert, Review, Store};
+use understudy::trajectory::Trajectory;
+
+use crate::episodes::Query;
+use crate::error::HubError;
+use crate::people::{NewPerson, Person};
+use crate::wire::*;
+
+pub use crate::episodes::Query as EpisodeQuery;
+
+/// A hub at `url`, called as the person `token` belongs to.
+#[derive(Debug, Clone)]
+pub struct Hub {
+    url: String,
+    token: String,
+    http: reqwest::blocking::Client,
+}
+
+/// How a push is cut into batches.
+#[derive(Debug, Clone, Copy)]
+pub struct PushOptions {
+    /// A batch holds whole episodes up to about this many steps (one
+    /// longer episode goes alone).
+    pub max_steps_per_batch: usize,
+}
+
+impl Default for PushOptions {
+    fn default() -> Self {
+        PushOptions {
+            max_steps_per_batch: 2000,
+        }
+    }
+}
+
+/// What a push did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PushReport {
+    /// Episodes in the local store.
+    pub local_episodes: usize,
+    /// Of those, the ones the hub lacked or held an older copy of.
+    pub sent_episodes: usize,
+    /// Batches sent (each one transaction on the hub).
+    pub batches: usize,
+    /// What the hub stored, summed over the batches.
+    pub stored: PushSummary,
+}
+
+/// The digest a push sends with an episode: SHA-256 of its header, every
+/// step and its expert's profile as JSON. The hub keeps it so the next push
+/// skips episodes that have not changed since.
+pub fn digest(t: &Trajectory, expert: Option<&Expert>) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        serde_json::to_vec(&t.record),
+        serde_json::to_vec(&t.steps),
+        serde_json::to_vec(&expert),
+    ] {
+        let bytes = part.unwrap_or_default();
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    hex::encode(h.finalize())
+}
+
+fn trim_url(url: &str) -> String {
+    url.trim().trim_end_matches('/').to_string()
+}
+
+fn http_client() -> Result<reqwest::blocking::Client, HubError> {
+    reqwest::blocking::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(300))
+        .build()
+        .map_err(|e| HubError::Transport {
+            url: String::new(),
+            message: e.to_string(),
+        })
+}
+
+/// Signs in with a password; the answer's token opens a [`Hub`].
+pub fn sign_in(url: &str, login: &str, password: &str) -> Result<Issued, HubError> {
+    let hub = Hub {
+        url: trim_url(url),
+        token: String::new(),
+        http: http_client()?,
+    };
+    hub.call(
+        reqwest::Method::POST,
+        "/v1/sessions",
+        Some(&SignIn {
+            login: login.to_string(),
+            password: password.to_string(),
+        }),
+    )
+}
+
+impl Hub {
+    /// A client for the hub at `url` (`http://host:port`), with a token.
+    pub fn new(url: &str, token: &str) -> Result<Hub, HubError> {
+        let url = trim_url(url);
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(HubError::Invalid(format!(
+                "--hub: `{url}` is not a hub address; expected http://host:port or https://host"
+            )));
+        }
+        if token.trim().is_empty() {
+            return Err(HubError::Invalid(
+                "--token: empty; give the token `understudy hub token` printed or sign-in returned"
+                    .into(),
+            ));
+        }
+        Ok(Hub {
+            url,
+            token: token.trim().to_string(),
+            http: http_client()?,
+        })
+    }
+
+    /// The hub's address, as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<reqwest::blocking::Response, HubError> {
+        let url = format!("{}{path}", self.url);
+        let mut req = self.http.request(method, &url);
+        if !self.token.is_empty() {
+            req = req.bearer_auth(&self.token);
+        }
+        if let Some(body) = body {
+            let bytes = serde_json::to_vec(body).map_err(|e| HubError::Invalid(e.to_string()))?;
+            req = req
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(bytes);
+        }
+        let transport = |e: reqwest::Error| HubError::Transport {
+            url: self.url.clone(),
+            message: e.to_string(),
+        };
+        let resp = req.send().map_err(transport)?;
+        if resp.status().is_success() {
+            return Ok(resp);
+        }
+        let status = resp.status().as_u16();
+        let text = resp.text().map_err(transport)?;
+        #[derive(serde::Deserialize)]
+        struct ErrorBody {
+            code: String,
+            message: String,
+        }
+        Err(match serde_json::from_str::<ErrorBody>(&text) {
+            Ok(e) => HubError::Api {
+                status,
+                code: e.code,
+                message: e.message,
+            },
+            Err(_) => HubError::Api {
+                status,
+                code: "http".into(),
+                message: format!(
+                    "HTTP {status}: {}",
+                    text.chars().take(300).collect::<String>()
+                ),
+            },
+        })
+    }
+
+    fn call<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<T, HubError> {
+        let resp = self.send(method, path, body)?;
+        let url = self.url.clone();
+        resp.json().map_err(|e| HubError::Transport {
+            url,
+            message: format!("reading the answer to {path}: {e}"),
+        })
+    }
+
+    fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, HubError> {
+        self.call(reqwest::Method::GET, path, None::<&()>)
+    }
+
+    fn post<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Result<T, HubError> {
+        self.call(reqwest::Method::POST, path, Some(body))
+    }
+
+    /// Who the token belongs to.
+    pub fn me(&self) -> Result<Person, HubError> {
+        self.get("/v1/me")
+    }
+
+    /// Adds a person (admins only).
+    pub fn add_person(&self, new: &NewPerson) -> Result<Person, HubError> {
+        self.post("/v1/people", new)
+    }
+
+    /// Issues a token for `login` (admins, or the person themselves).
+    pub fn issue_token(&self, login: &str, label: &str) -> Result<Issued, HubError> {
+        self.post(
+            &format!("/v1/people/{login}/tokens"),
+            &serde_json::json!({ "label": label }),
+        )
+    }
+
+    /// Uploads the world folder at `dir` (engineers and admins). It is
+    /// loaded here first, so a broken world is refused before it is sent,
+    /// and the hub's hash must equal the one computed here.
+    pub fn add_world(&self, dir: &Path) -> Result<WorldInfo, HubError> {
+        let world = understudy::World::load(dir)?;
+        let mut files = Vec::new();
+        collect_files(dir, dir, &mut files)?;
+        let info: WorldInfo = self.post("/v1/worlds", &WorldUpload { files })?;
+        if info.hash != world.content_hash {
+            return Err(HubError::Invalid(format!(
+                "the hub stored {} with content hash {}, but it hashes to {} here",
+                dir.display(),
+                info.hash,
+                world.content_hash
+            )));
+        }
+        Ok(info)
+    }
+
+    /// The worlds the hub stores.
+    pub fn worlds(&self) -> Result<Vec<WorldInfo>, HubError> {
+        self.get("/v1/worlds")
+    }
+
+    /// Gives a task to experts (admins only).
+    pub fn assign(&self, new: &NewAssignment) -> Result<Vec<Assignment>, HubError> {
+        self.post("/v1/assignments", new)
+    }
+
+    /// The caller's assignments (an expert's queue).
+    pub fn assignments(&self) -> Result<Vec<Assignment>, HubError> {
+        self.get("/v1/assignments")
+    }
+
+    /// Reviews with a row id above `after`, of episodes the caller sees.
+    pub fn reviews(&self, after: i64) -> Result<Vec<Review>, HubError> {
+        self.get(&format!("/v1/reviews?after={after}"))
+    }
+
+    /// The episodes the caller sees, filtered.
+    pub fn episodes(&self, q: &Query) -> Result<Vec<EpisodeRow>, HubError> {
+        self.get(&format!("/v1/episodes{}", query_string(q)))
+    }
+
+    /// Approves or rejects a submitted episode (reviewers and admins).
+    pub fn review(
+        &self,
+        episode: &str,
+        decision: Decision,
+        comment: &str,
+    ) -> Result<Review, HubError> {
+        self.post(
+            &format!("/v1/episodes/{episode}/reviews"),
+            &ReviewRequest {
+                decision,
+                comment: comment.to_string(),
+            },
+        )
+    }
+
+    /// Whole episodes for export, read from the hub's native lines into the
+    /// engine's own types, so every export format is written by the same
+    /// code as a local export.
+    pub fn export_bundles(&self, q: &Query) -> Result<Vec<EpisodeBundle>, HubError> {
+        let resp = self.send(
+            reqwest::Method::GET,
+            &format!("/v1/export{}", query_string(q)),
+            None::<&()>,
+        )?;
+        let text = resp.text().map_err(|e| HubError::Transport {
+            url: self.url.clone(),
+            message: format!("reading the export: {e}"),
+        })?;
+        Ok(
+            native::parse(&text, &format!("the export from {}", self.url))?
+                .into_iter()
+                .map(|p| p.bundle)
+                .collect(),
+        )
+    }
+
+    /// Pushes every episode of `store` the hub lacks or holds an older copy
+    /// of. Safe to repeat after any failure.
+    pub fn push(&self, store: &Store, options: PushOptions) -> Result<PushReport, HubError> {
+        let records = store.episodes(&EpisodeFilter::default())?;
+        let mut report = PushReport {
+            local_episodes: records.len(),
+            ..PushReport::default()
+        };
+        let mut digests = Vec::with_capacity(records.len());
+        for r in &records {
+            let (t, x) = load(store, &r.id)?;
+            digests.push(EpisodeDigest {
+                id: r.id.clone(),
+                digest: digest(&t, x.as_ref()),
+            });
+        }
+        let mut stale = Vec::new();
+        for chunk in digests.chunks(5000) {
+            let answer: Stale = self.post(
+                "/v1/sync/state",
+                &SyncState {
+                    episodes: chunk.to_vec(),
+                },
+            )?;
+            stale.extend(answer.stale);
+        }
+        report.sent_episodes = stale.len();
+        let mut batch = PushBatch {
+            experts: Vec::new(),
+            episodes: Vec::new(),
+        };
+        let mut steps = 0;
+        for id in &stale {
+            let (t, x) = load(store, id)?;
+            let n = t.steps.len();
+            if !batch.episodes.is_empty() && steps + n > options.max_steps_per_batch {
+                self.send_batch(&mut batch, &mut report)?;
+                steps = 0;
+            }
+            let digest = digest(&t, x.as_ref());
+            if let Some(x) = x {
+                if !batch.experts.iter().any(|e| e.id == x.id) {
+                    batch.experts.push(x);
+                }
+            }
+            batch.episodes.push(PushEpisode {
+                record: t.record,
+                steps: t.steps,
+                digest,
+            });
+            steps += n;
+        }
+        if !batch.episodes.is_empty() {
+            self.send_batch(&mut batch, &mut report)?;
+        }
+        Ok(report)
+    }
+
+    fn send_batch(&self, batch: &mut PushBatch, report: &mut PushReport) -> Result<(), HubError> {
+        let s: PushSummary = self.post("/v1/sync/push", batch)?;
+        report.batches += 1;
+        report.stored.episodes += s.episodes;
+        report.stored.episodes_added += s.episodes_added;
+        report.stored.steps_added += s.steps_added;
+        report.stored.steps_updated += s.steps_updated;
+        batch.experts.clear();
+        batch.episodes.clear();
+        Ok(())
+    }
+}
+
+/// An episode and its expert's profile (none for agents, or when the store
+/// has no profile for the id).
+fn load(store: &Store, id: &str) -> Result<(Trajectory, Option<Expert>), HubError> {
+    let t = store.trajectory(id)?;
+    let x = match &t.record.actor {
+        Actor::Expert { id } => match store.expert(id) {
+            Ok(x) => Some(x),
+            Err(understudy::Error::NotFound(_)) => None,
+            Err(e) => return Err(e.into()),
+        },
+        Actor::Agent { .. } => None,
+    };
+    Ok((t, x))
+}
+
+fn query_string(q: &Query) -> String {
+    let mut parts = Vec::new();
+    let mut add = |k: &str, v: &str| parts.push(format!("{k}={}", percent(v)));
+    if let Some(v) = &q.world {
+        add("world", v);
+    }
+    if let Some(v) = &q.task {
+        add("task", v);
+    }
+    if let Some(v) = q.status {
+        add("status", v.as_str());
+    }
+    if let Some(v) = &q.expert {
+        add("expert", v);
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// Percent-encodes everything but unreserved characters.
+fn percent(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Every regular file under `dir`, relative to `root`, hex-encoded.
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<WorldFile>) -> Result<(), HubError> {
+    let io = |what: String| move |e| HubError::Io { what, source: e };
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io(format!("reading {}", dir.display())))?
+        .collect::<Result<_, _>>()
+        .map_err(io(format!("reading {}", dir.display())))?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(io(format!("reading {}", path.display())))?;
+        if kind.is_dir() {
+            collect_files(root, &path, out)?;
+        } else if kind.is_file() {
+            let rel = path.strip_prefix(root).map_err(|_| {
+                HubError::Invalid(format!("{} is outside {}", path.display(), root.display()))
+            })?;
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            let bytes = std::fs::read(&path).map_err(io(format!("reading {}", path.display())))?;
+            out.push(WorldFile {
+                path: rel,
+                hex: hex::encode(bytes),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        let q = Query {
+            world: Some("support desk".into()),
+            task: Some("a&b=c".into()),
+            status: Some(understudy::store::EpisodeStatus::Submitted),
+            expert: None,
+        };
+        assert_eq!(
+            query_string(&q),
+            "?world=support%20desk&task=a%26b%3Dc&status=submitted"
+        );
+        assert_eq!(query_string(&Query::default()), "");
+    }
+
+    #[test]
+    fn addresses_and_tokens_are_checked_before_any_call() {
+        let e = Hub::new("hub.example:8600", "t").expect_err("no scheme");
+        assert!(e.to_string().contains("expected http://host:port"), "{e}");
+        let e = Hub::new("http://hub.example:8600/", " ").expect_err("no token");
+        assert!(e.to_string().starts_with("--token"), "{e}");
+        assert_eq!(
+            Hub::new("http://h:1/", "t").expect("a client").url(),
+            "http://h:1"
+        );
+    }
+}

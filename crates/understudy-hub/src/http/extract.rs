@@ -1,0 +1,95 @@
+//! The two extractors every route uses: [`Caller`], the person a bearer
+//! token belongs to, and [`Body`], a JSON body read within the size limit.
+//! Both answer `{code, message}` errors, and run before a handler stores
+//! anything.
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::{header, request::Parts};
+use serde::de::DeserializeOwned;
+
+use super::AppState;
+use crate::error::{codes, ApiError};
+use crate::people::{self, Person};
+
+/// The signed-in person.
+pub(crate) struct Caller(pub Person);
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Caller, ApiError> {
+        let given = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, rest) = v.trim().split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| rest.trim().to_string())
+            });
+        let Some(token) = given.filter(|t| !t.is_empty()) else {
+            return Err(ApiError::new(
+                401,
+                codes::UNAUTHORIZED,
+                "this hub needs `Authorization: Bearer <token>`: sign in (POST /v1/sessions) or ask an admin for a token",
+            ));
+        };
+        let db = state.pool.get().await?;
+        Ok(Caller(people::by_token(&db, &token).await?))
+    }
+}
+
+/// A JSON body of type `T`.
+pub(crate) struct Body<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Body<T>, ApiError> {
+        let given = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let essence = given
+            .as_deref()
+            .and_then(|v| v.split(';').next())
+            .map(str::trim)
+            .unwrap_or("");
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return Err(ApiError::new(
+                415,
+                codes::UNSUPPORTED_MEDIA_TYPE,
+                match given {
+                    Some(v) => format!(
+                        "a body must be sent as `Content-Type: application/json`, not `{v}`"
+                    ),
+                    None => "a body must be sent as `Content-Type: application/json`".to_string(),
+                },
+            ));
+        }
+        let limit = state.max_body_bytes;
+        let too_large = || {
+            ApiError::new(
+                413,
+                codes::PAYLOAD_TOO_LARGE,
+                format!("the body is larger than the {limit} bytes this hub accepts; push fewer episodes per batch"),
+            )
+        };
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        let bytes = axum::body::to_bytes(req.into_body(), limit)
+            .await
+            .map_err(|_| too_large())?;
+        serde_json::from_slice(&bytes).map(Body).map_err(|e| {
+            ApiError::bad_request(format!("the body is not the JSON this route expects: {e}"))
+        })
+    }
+}

@@ -1,0 +1,312 @@
+//! The hub's HTTP API (see `docs/hub.md`): JSON over HTTP/1.1, every route
+//! but health and sign-in behind a bearer token, every error a
+//! `{code, message}` body with a status.
+
+mod extract;
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use deadpool_postgres::Pool;
+use serde::Deserialize;
+use understudy::export::{self, ExportOptions, Format, Source};
+use understudy::store::Review;
+
+use crate::episodes;
+use crate::error::{codes, ApiError, HubError};
+use crate::people::{self, NewPerson, Person};
+use crate::roles::Role;
+use crate::wire::*;
+use extract::{Body, Caller};
+
+/// Bodies larger than this are refused (413), before any parsing.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// What a hub server needs.
+#[derive(Debug, Clone)]
+pub struct HubConfig {
+    /// `postgres://user[:password]@host[:port]/dbname`.
+    pub database_url: String,
+    /// Where to listen, e.g. `127.0.0.1:8600` or `0.0.0.0:8600`.
+    pub listen: SocketAddr,
+    /// The largest request body accepted.
+    pub max_body_bytes: usize,
+}
+
+/// What every handler gets.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub pool: Pool,
+    pub max_body_bytes: usize,
+}
+
+/// The API's routes over a database pool.
+pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
+    Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/sessions", post(sign_in))
+        .route("/v1/me", get(me))
+        .route("/v1/people", post(add_person))
+        .route("/v1/people/{login}/tokens", post(issue_token))
+        .route("/v1/worlds", get(list_worlds).post(upload_world))
+        .route("/v1/worlds/{hash}", get(world_files))
+        .route("/v1/assignments", get(list_assignments).post(assign))
+        .route("/v1/sync/state", post(sync_state))
+        .route("/v1/sync/push", post(push))
+        .route("/v1/episodes", get(list_episodes))
+        .route("/v1/episodes/{id}/reviews", post(review))
+        .route("/v1/reviews", get(list_reviews))
+        .route("/v1/export", get(export_native))
+        .fallback(|| async { ApiError::not_found("no such route; see docs/hub.md") })
+        .with_state(AppState {
+            pool,
+            max_body_bytes,
+        })
+}
+
+/// Migrates the database, listens on `config.listen`, prints
+/// `understudy hub listening on http://ADDR` to standard output, and serves
+/// until `shutdown` completes.
+pub async fn serve(
+    config: &HubConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), HubError> {
+    let pool = crate::db::open(&config.database_url).await?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| HubError::Io {
+            what: format!("listening on {}", config.listen),
+            source: e,
+        })?;
+    let bound = listener.local_addr().map_err(|e| HubError::Io {
+        what: "the bound address".into(),
+        source: e,
+    })?;
+    println!("understudy hub listening on http://{bound}");
+    axum::serve(listener, router(pool, config.max_body_bytes))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| HubError::Io {
+            what: "serving".into(),
+            source: e,
+        })
+}
+
+type Answer<T> = Result<Json<T>, ApiError>;
+
+async fn health() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "ok": true }))
+}
+
+async fn sign_in(State(s): State<AppState>, Body(b): Body<SignIn>) -> Answer<Issued> {
+    let db = s.pool.get().await?;
+    let person = people::sign_in(&db, &b.login, &b.password).await?;
+    let token = people::issue_token(&db, person.id, "sign-in", Some(person.id)).await?;
+    Ok(Json(Issued { token, person }))
+}
+
+async fn me(Caller(p): Caller) -> Json<Person> {
+    Json(p)
+}
+
+fn admin_only(p: &Person, what: &str) -> Result<(), ApiError> {
+    if p.role == Role::Admin {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "{} is a{} {}; only admins {what}",
+            p.login,
+            if p.role.as_str().starts_with(['a', 'e']) {
+                "n"
+            } else {
+                ""
+            },
+            p.role.as_str()
+        )))
+    }
+}
+
+async fn add_person(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<NewPerson>,
+) -> Answer<Person> {
+    admin_only(&p, "add people")?;
+    let mut db = s.pool.get().await?;
+    Ok(Json(people::add(&mut db, &b, Some(p.id)).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenRequest {
+    #[serde(default)]
+    label: String,
+}
+
+async fn issue_token(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Path(login): Path<String>,
+    Body(b): Body<TokenRequest>,
+) -> Answer<Issued> {
+    if p.login != login {
+        admin_only(&p, "issue tokens for other people")?;
+    }
+    let db = s.pool.get().await?;
+    let person = people::by_login(&**db, &login).await?;
+    let token = people::issue_token(&db, person.id, &b.label, Some(p.id)).await?;
+    Ok(Json(Issued { token, person }))
+}
+
+async fn list_worlds(State(s): State<AppState>, Caller(_): Caller) -> Answer<Vec<WorldInfo>> {
+    let db = s.pool.get().await?;
+    Ok(Json(crate::worlds::list(&db).await?))
+}
+
+async fn upload_world(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<WorldUpload>,
+) -> Answer<WorldInfo> {
+    let mut db = s.pool.get().await?;
+    Ok(Json(crate::worlds::upload(&mut db, &p, b).await?))
+}
+
+async fn world_files(
+    State(s): State<AppState>,
+    Caller(_): Caller,
+    Path(hash): Path<String>,
+) -> Answer<WorldUpload> {
+    let db = s.pool.get().await?;
+    Ok(Json(crate::worlds::files(&db, &hash).await?))
+}
+
+async fn list_assignments(State(s): State<AppState>, Caller(p): Caller) -> Answer<Vec<Assignment>> {
+    let db = s.pool.get().await?;
+    Ok(Json(crate::assignments::list(&db, &p).await?))
+}
+
+async fn assign(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<NewAssignment>,
+) -> Answer<Vec<Assignment>> {
+    let mut db = s.pool.get().await?;
+    Ok(Json(crate::assignments::create(&mut db, &p, &b).await?))
+}
+
+async fn sync_state(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<SyncState>,
+) -> Answer<Stale> {
+    if !p.role.pushes() {
+        return Err(ApiError::forbidden(format!(
+            "{} is a {}; only experts and admins push episodes",
+            p.login,
+            p.role.as_str()
+        )));
+    }
+    let db = s.pool.get().await?;
+    let ids: Vec<String> = b.episodes.iter().map(|e| e.id.clone()).collect();
+    let have: std::collections::HashMap<String, String> = db
+        .query(
+            "SELECT id, digest FROM episodes WHERE id = ANY($1)",
+            &[&ids],
+        )
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    Ok(Json(Stale {
+        stale: b
+            .episodes
+            .into_iter()
+            .filter(|e| have.get(&e.id) != Some(&e.digest))
+            .map(|e| e.id)
+            .collect(),
+    }))
+}
+
+async fn push(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<PushBatch>,
+) -> Answer<PushSummary> {
+    let mut db = s.pool.get().await?;
+    Ok(Json(crate::push::push(&mut db, &p, &b).await?))
+}
+
+async fn list_episodes(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<episodes::Query>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Vec<EpisodeRow>> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(episodes::list(&db, &p, &q).await?))
+}
+
+async fn review(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Path(id): Path<String>,
+    Body(b): Body<ReviewRequest>,
+) -> Answer<Review> {
+    let mut db = s.pool.get().await?;
+    Ok(Json(episodes::add_review(&mut db, &p, &id, &b).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct After {
+    #[serde(default)]
+    after: i64,
+}
+
+async fn list_reviews(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<After>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Vec<Review>> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(episodes::reviews(&db, &p, q.after).await?))
+}
+
+/// The episodes as `understudy.episode/1` lines, written by the engine's
+/// own exporter: the client turns them into any format locally.
+async fn export_native(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<episodes::Query>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    let bundles = episodes::bundles(&db, &p, &q).await?;
+    drop(db);
+    let body = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
+        let mut out = Vec::new();
+        let options = ExportOptions {
+            format: Format::Native,
+            ..ExportOptions::default()
+        };
+        export::write_jsonl(
+            &Source::Episodes(&bundles),
+            None,
+            &options,
+            &mut out,
+            &|| {},
+        )
+        .map_err(|e| ApiError::new(500, codes::DATABASE, format!("writing the export: {e}")))?;
+        Ok(out)
+    })
+    .await
+    .map_err(|e| ApiError::new(500, codes::DATABASE, format!("writing the export: {e}")))??;
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+}

@@ -1,0 +1,31 @@
+//! The team hub: one server, on PostgreSQL, that many experts' desktop apps
+//! sync to, reviewers review through, and engineers export from.
+//!
+//! - [`serve`] runs the HTTP API (`docs/hub.md`) over a database it
+//!   migrates first ([`db`]).
+//! - [`people`] is the admin's bootstrap (add a person, issue a token),
+//!   usable straight on the database before any server runs.
+//! - [`client`] is the other side: pushing a local store's episodes, pulling
+//!   assignments and reviews, reviewing and exporting, as blocking calls the
+//!   CLI and the desktop app share.
+//!
+//! **Invariant:** a push stores a batch whole or not at all (one
+//! transaction), and is idempotent by episode and step id: a retry after a
+//! crash or a dropped connection adds nothing twice and loses nothing, and a
+//! step whose recorded content differs from the hub's copy is refused.
+
+mod assignments;
+pub mod client;
+pub mod db;
+mod episodes;
+mod error;
+mod http;
+pub mod people;
+mod push;
+pub mod roles;
+pub mod wire;
+mod worlds;
+
+pub use error::{codes, ApiError, HubError};
+pub use http::{router, serve, HubConfig, DEFAULT_MAX_BODY_BYTES};
+pub use roles::Role;
