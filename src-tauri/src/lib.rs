@@ -31,6 +31,7 @@ pub mod home;
 pub mod ipc;
 pub mod paths;
 pub mod review;
+pub mod rubrics;
 pub mod service;
 pub mod worlds;
 
@@ -97,6 +98,12 @@ macro_rules! with_commands {
             episodes::restart_episode,
             episodes::save_draft,
             episodes::checkpoint_episode,
+            rubrics::open_rubric,
+            rubrics::draft_rubric,
+            rubrics::check_rubric,
+            rubrics::lint_rubric,
+            rubrics::try_rubric,
+            rubrics::save_rubric,
         )
     };
 }
@@ -247,6 +254,7 @@ mod bindings {
             crate::episodes::EpisodeSummary::export_all_to(&dir),
             crate::episodes::StepTaken::export_all_to(&dir),
             crate::review::ReviewView::export_all_to(&dir),
+            crate::rubrics::LintProgressEvent::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.
             understudy::observation::ViewListing::export_all_to(&dir),

@@ -78,6 +78,15 @@ impl Service {
         self.store.path()
     }
 
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The app's data folder (the store, settings, saved rubrics).
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
     // ---- worlds ----
 
     fn loaded(&self) -> &Loaded {

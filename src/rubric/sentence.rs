@@ -106,6 +106,7 @@ struct SimpleQuery {
     /// `(column, value)`; the record's own key is taken out into `key`.
     conditions: Vec<(String, Value)>,
     key: Option<String>,
+    key_column: Option<String>,
 }
 
 #[derive(Debug)]
@@ -171,6 +172,7 @@ fn parse_query(world: &World, sql: &str) -> Option<SimpleQuery> {
         select,
         conditions,
         key,
+        key_column: info.key_column.clone(),
     })
 }
 
@@ -240,7 +242,14 @@ fn query_sentence(q: &SimpleQuery, expect: &Value) -> String {
                 });
             match fields.as_ref().and_then(Value::as_object) {
                 Some(m) if !m.is_empty() => {
-                    let parts: Vec<String> = m.iter().map(|(c, v)| field_value(c, v)).collect();
+                    // The record's own key and empty fields say nothing new.
+                    let parts: Vec<String> = m
+                        .iter()
+                        .filter(|(c, v)| {
+                            !v.is_null() && q.key_column.as_deref() != Some(c.as_str())
+                        })
+                        .map(|(c, v)| field_value(c, v))
+                        .collect();
                     format!("{noun}{with} ends up with {}", and_list(&parts))
                 }
                 _ => format!("{noun}{with} {}", expect_phrase(None, expect)),
@@ -760,6 +769,12 @@ mod tests {
                 json!({"kind": "state", "query": "SELECT json_object('status', \"status\", 'refunded_cents', \"refunded_cents\") FROM \"invoices\" WHERE \"id\" = 'INV-24073'", "expect": {"json_includes": "{\"status\": \"refunded\", \"refunded_cents\": 7900}"}})
             ),
             "Invoice INV-24073 ends up with status “refunded” and refunded $79.00"
+        );
+        assert_eq!(
+            say(
+                json!({"kind": "state", "query": "SELECT json_object('id', \"id\", 'amount_cents', \"amount_cents\") FROM \"refunds\" WHERE \"id\" = 'RF-1'", "expect": {"json_includes": "{\"id\": \"RF-1\", \"amount_cents\": 7900, \"approval_code\": null}"}})
+            ),
+            "Refund RF-1 ends up with amount $79.00"
         );
         assert_eq!(
             say(

@@ -179,6 +179,26 @@ pub fn should_catch(rubric: &Rubric, m: &MutantResult) -> Option<String> {
     }
 }
 
+/// The table a state criterion's query reads (`FROM "refunds"`).
+fn query_table(c: &super::Criterion) -> Option<String> {
+    let q = c.spec.get("query")?.as_str()?.to_lowercase();
+    let rest = &q[q.find(" from ")? + 6..];
+    let t: String = rest
+        .trim_start()
+        .trim_start_matches('"')
+        .chars()
+        .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+        .collect();
+    (!t.is_empty()).then_some(t)
+}
+
+/// Whether a tool's name says it writes to `table`: `issue_refund` →
+/// `refunds`, `close_ticket` → `tickets`.
+fn writes_to(tool: &str, table: &str) -> bool {
+    let singular = table.strip_suffix('s').unwrap_or(table);
+    tool.split('_').any(|w| w == singular || w == table)
+}
+
 /// The value a message criterion looks for, as text ("79", "INV-24073").
 fn value_text(c: &super::Criterion) -> String {
     ["number", "contains", "date"]

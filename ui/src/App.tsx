@@ -5,12 +5,16 @@ import { Home } from "./screens/Home";
 // The workspace (forms, tables, Markdown) loads on first use, so the start
 // screen is interactive sooner.
 const Workspace = lazy(() => import("./screens/Workspace").then((m) => ({ default: m.Workspace })));
+const RubricWorkspace = lazy(() => import("./screens/RubricWorkspace").then((m) => ({ default: m.RubricWorkspace })));
 
 // Ask for the start screen's data as soon as the script runs, while React
 // renders for the first time.
 const firstHome = api.home();
 
-type Screen = { name: "home" } | { name: "workspace"; episodeId: string };
+type Screen =
+  | { name: "home" }
+  | { name: "workspace"; episodeId: string }
+  | { name: "rubric"; worldId: string; taskId: string };
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: "home" });
@@ -33,9 +37,22 @@ export function App() {
       </Suspense>
     );
   }
+  if (screen.name === "rubric") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the rubric…</div>}>
+        <RubricWorkspace
+          key={`${screen.worldId}/${screen.taskId}`}
+          worldId={screen.worldId}
+          taskId={screen.taskId}
+          onHome={() => setScreen({ name: "home" })}
+        />
+      </Suspense>
+    );
+  }
   return (
     <Home
       onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })}
+      onRubric={(worldId, taskId) => setScreen({ name: "rubric", worldId, taskId })}
       onReady={onReady}
       initial={marked.current ? undefined : firstHome}
     />
