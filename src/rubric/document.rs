@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use super::derive::{inline, q};
 use super::matchers::toml_to_json;
-use super::{sentence, Rubric, RUBRICS_DIR};
+use super::{sentence, CriterionKind, Rubric, RUBRICS_DIR};
 use crate::action::Action;
 use crate::error::{Error, Result};
 use crate::world::{Diagnostic, World};
@@ -83,47 +83,30 @@ pub struct Checked {
     pub hash: String,
 }
 
-/// Criterion keys in the order the file lists them; any other key comes
-/// after them (and is then refused by the loader as unknown).
-const CRITERION_ORDER: &[&str] = &[
-    "id",
-    "description",
-    "kind",
-    // state
-    "query",
-    "expect",
-    "changes",
-    // action
-    "tool",
-    "args",
-    "count",
-    "called",
-    "before",
-    "after",
-    "include_failed",
-    // message
-    "contains",
-    "regex",
-    "number",
-    "tolerance",
-    "date",
-    "within",
-    "commit",
-    "allow",
-    "max_values",
-    "max_length",
-    // scope
-    "check",
-    "tables",
-    "paths",
-    // judged
-    "guidance",
-    // every kind
-    "points",
-    "gate",
-    "required",
-    "section",
-];
+/// Criterion keys in the order the file lists them: the common ones, each
+/// kind's own fields (as the kinds declare them), then the scoring ones.
+/// Any other key comes after them (and is then refused by the loader as
+/// unknown).
+fn criterion_order() -> &'static [&'static str] {
+    static ORDER: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ORDER.get_or_init(|| {
+        let kinds = [
+            CriterionKind::State,
+            CriterionKind::Action,
+            CriterionKind::Message,
+            CriterionKind::Scope,
+            CriterionKind::Judged,
+        ];
+        let mut order = vec!["id", "description", "kind"];
+        for key in kinds.iter().flat_map(|k| k.fields()) {
+            if !order.contains(key) {
+                order.push(key);
+            }
+        }
+        order.extend(["points", "gate", "required", "section"]);
+        order
+    })
+}
 const SECTION_ORDER: &[&str] = &["id", "title", "weight", "parent"];
 const FORBIDDEN_ORDER: &[&str] = &["tool", "args", "message", "why"];
 
@@ -257,7 +240,7 @@ impl RubricDoc {
         for (i, c) in self.criteria.iter().enumerate() {
             out.push_str("\n[[criteria]]\n");
             layout.lines.push((out.lines().count(), i, None));
-            push_fields(&mut out, c, CRITERION_ORDER, |line, key| {
+            push_fields(&mut out, c, criterion_order(), |line, key| {
                 layout.lines.push((line, i, Some(key.to_string())));
             });
         }
@@ -397,7 +380,7 @@ fn field_named_in(c: &Fields, message: &str) -> Option<String> {
         ("kind", "kind"),
         ("id ", "id"),
     ];
-    for key in CRITERION_ORDER {
+    for key in criterion_order() {
         if lower.contains(&format!("`{key}`")) {
             return Some(key.to_string());
         }

@@ -166,7 +166,14 @@ pub fn should_catch(rubric: &Rubric, m: &MutantResult) -> Option<String> {
         }
         _ => {
             let tool = tool_of(m);
-            tool.and_then(|t| crit(&|c| c.points > 0.0 && tool_is(c, &t)))
+            let on_its_table = |c: &super::Criterion, tool: &str| {
+                c.kind == CriterionKind::State
+                    && c.points > 0.0
+                    && query_table(c).is_some_and(|t| writes_to(tool, &t))
+            };
+            tool.as_deref()
+                .and_then(|t| crit(&|c| c.points > 0.0 && tool_is(c, t)))
+                .or_else(|| tool.as_deref().and_then(|t| crit(&|c| on_its_table(c, t))))
                 .or_else(|| {
                     crit(&|c| {
                         c.kind == CriterionKind::State
@@ -460,5 +467,17 @@ mod tests {
             .as_deref(),
             Some("checked-invoice-first")
         );
+        // A wrong value in a step is for the criterion on the record that
+        // tool writes: close_ticket → the ticket's criterion.
+        assert_eq!(
+            m(
+                MutantKind::Perturb,
+                "arg:6:resolution:text",
+                "step 7 (close_ticket): resolution \"x\" → \"Handled as requested.\""
+            )
+            .as_deref(),
+            Some("ticket-closed")
+        );
+        assert!(writes_to("issue_refund", "refunds") && !writes_to("issue_refund", "invoices"));
     }
 }
