@@ -255,6 +255,11 @@ mod bindings {
             crate::episodes::StepTaken::export_all_to(&dir),
             crate::review::ReviewView::export_all_to(&dir),
             crate::rubrics::LintProgressEvent::export_all_to(&dir),
+            crate::rubrics::RubricWorkspaceView::export_all_to(&dir),
+            crate::rubrics::DraftView::export_all_to(&dir),
+            crate::rubrics::LintView::export_all_to(&dir),
+            crate::rubrics::TryView::export_all_to(&dir),
+            crate::rubrics::SavedView::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.
             understudy::observation::ViewListing::export_all_to(&dir),
