@@ -35,6 +35,7 @@ pub mod paths;
 pub mod queue;
 pub mod replay_view;
 pub mod review;
+pub mod rubrics;
 pub mod service;
 pub mod worlds;
 
@@ -105,6 +106,12 @@ macro_rules! with_commands {
             queue::decide_episode,
             replay_view::open_replay,
             replay_view::replay_state,
+            rubrics::open_rubric,
+            rubrics::draft_rubric,
+            rubrics::check_rubric,
+            rubrics::lint_rubric,
+            rubrics::try_rubric,
+            rubrics::save_rubric,
         )
     };
 }
@@ -258,6 +265,12 @@ mod bindings {
             crate::queue::QueueView::export_all_to(&dir),
             crate::replay_view::ReplayView::export_all_to(&dir),
             crate::replay_view::ReplayState::export_all_to(&dir),
+            crate::rubrics::LintProgressEvent::export_all_to(&dir),
+            crate::rubrics::RubricWorkspaceView::export_all_to(&dir),
+            crate::rubrics::DraftView::export_all_to(&dir),
+            crate::rubrics::LintView::export_all_to(&dir),
+            crate::rubrics::TryView::export_all_to(&dir),
+            crate::rubrics::SavedView::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.
             understudy::observation::ViewListing::export_all_to(&dir),

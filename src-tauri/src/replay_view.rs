@@ -70,7 +70,7 @@ pub fn open(service: &Service, episode_id: &str) -> AppResult<ReplayView> {
     let last = replay_prefix(&world, &trajectory, kept, true)?;
     Ok(ReplayView {
         episode,
-        task: task.map(TaskBrief::new),
+        task: task.map(|t| TaskBrief::new(t, &world.meta.user)),
         tools: task
             .map(|t| {
                 world

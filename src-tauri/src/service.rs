@@ -74,13 +74,19 @@ impl Service {
         })
     }
 
-    /// The store, for the reviewer's commands (see `queue`, `replay_view`).
+    /// The store, for the reviewer's and annotator's commands (`queue`,
+    /// `replay_view`, `rubrics`).
     pub fn store(&self) -> &Store {
         &self.store
     }
 
     pub fn store_path(&self) -> &Path {
         self.store.path()
+    }
+
+    /// The app's data folder (the store, settings, saved rubrics).
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
     }
 
     // ---- worlds ----

@@ -74,7 +74,8 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
         }
         // An annotator's gold runs survive a re-derive.
         let kept = kept_gold(&path);
-        let text = derive_task(world, &mut episode, task, &templates, &kept)?;
+        let gold = solution(task)?;
+        let text = derive_task(world, &mut episode, task, gold, &templates, &kept)?;
         let tmp = path.with_extension("toml.partial");
         std::fs::write(&tmp, &text)
             .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
@@ -85,7 +86,19 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
     Ok(summary)
 }
 
-fn solution(task: &Task) -> Result<Vec<Action>> {
+/// A draft rubric for `task_id` derived from `gold` (an approved run, or
+/// the task's solution): the text `derive_all` would write, not written.
+pub fn draft(world: &Arc<World>, task_id: &str, gold: Vec<Action>) -> Result<String> {
+    let task = world.task(task_id).ok_or_else(|| Error::UnknownTask {
+        world: world.meta.id.clone(),
+        task: task_id.to_string(),
+    })?;
+    let mut episode = Episode::new(Arc::clone(world))?;
+    derive_task(world, &mut episode, task, gold, &write_templates(world), "")
+}
+
+/// The task's reference solution as actions.
+pub fn solution(task: &Task) -> Result<Vec<Action>> {
     task.solution
         .iter()
         .enumerate()
@@ -239,10 +252,10 @@ fn derive_task(
     world: &Arc<World>,
     episode: &mut Episode,
     task: &Task,
+    gold: Vec<Action>,
     templates: &[Action],
     kept_gold: &str,
 ) -> Result<String> {
-    let gold = solution(task)?;
     let r = replay(episode, &task.id, 0, &gold)?;
     let changes = episode.changes()?;
     let gold_set = touched(&changes);
@@ -599,7 +612,7 @@ fn derive_task(
     Ok(out)
 }
 
-fn table_columns(episode: &Episode, table: &str) -> Result<Vec<String>> {
+pub(super) fn table_columns(episode: &Episode, table: &str) -> Result<Vec<String>> {
     let rows = episode.query(
         &format!("SELECT name FROM pragma_table_info({})", sql_str(table)),
         &Map::new(),
@@ -778,15 +791,15 @@ fn find_forbidden(
 }
 
 /// A TOML basic string.
-fn q(s: &str) -> String {
+pub(super) fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-fn sql_str(s: &str) -> String {
+pub(super) fn sql_str(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-fn ident(s: &str) -> String {
+pub(super) fn ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
@@ -807,7 +820,7 @@ fn slug(s: &str) -> String {
     }
 }
 
-fn singular(table: &str) -> String {
+pub(super) fn singular(table: &str) -> String {
     let t = table.strip_suffix('s').unwrap_or(table);
     let mut c = t.chars();
     match c.next() {
@@ -817,7 +830,7 @@ fn singular(table: &str) -> String {
 }
 
 /// JSON as a TOML inline value (nulls, which TOML lacks, are left out).
-fn inline(v: &Value) -> String {
+pub(super) fn inline(v: &Value) -> String {
     match v {
         Value::Null => "\"\"".into(),
         Value::Bool(b) => b.to_string(),

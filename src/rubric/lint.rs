@@ -295,7 +295,15 @@ pub fn lint(
                             .filter(|(t, _)| t == *task_id)
                             .map(|(_, g)| g)
                             .collect();
-                        lint_task(world, rubrics, ep.episode(), task_id, &mine, options)
+                        lint_task(
+                            world,
+                            rubrics,
+                            ep.episode(),
+                            task_id,
+                            &mine,
+                            options,
+                            &|_| {},
+                        )
                     }
                     Err(e) => Err(Error::Other(e.to_string())),
                 };
@@ -342,6 +350,53 @@ pub fn lint(
 
 const EPS: f64 = 1e-9;
 
+/// How far the lint of one rubric is: runs replayed and scored so far, of
+/// those known to come (the count grows once the mutants of gold are
+/// known).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LintProgress {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// Lints one rubric (say, one being edited, not yet saved) against its
+/// task's gold runs — the reference solution, the approved episodes in
+/// `store`, the rubric's own `[[gold]]` — reporting after every run.
+pub fn lint_rubric(
+    world: &Arc<World>,
+    rubric: Arc<super::Rubric>,
+    store: Option<&Store>,
+    options: &LintOptions,
+    progress: &dyn Fn(LintProgress),
+) -> Result<TaskLint> {
+    let task_id = rubric.task_id.clone();
+    if world.task(&task_id).is_none() {
+        return Err(Error::UnknownTask {
+            world: world.meta.id.clone(),
+            task: task_id,
+        });
+    }
+    let golds = gold_runs(world, store)?;
+    let mine: Vec<&Gold> = golds
+        .iter()
+        .filter(|(t, _)| *t == task_id)
+        .map(|(_, g)| g)
+        .collect();
+    let mut rubrics = RubricSet::default();
+    rubrics.rubrics.insert(task_id.clone(), rubric);
+    let mut episode = Episode::new(Arc::clone(world))?;
+    lint_task(
+        world,
+        &rubrics,
+        &mut episode,
+        &task_id,
+        &mine,
+        options,
+        progress,
+    )
+}
+
 fn lint_task(
     world: &Arc<World>,
     rubrics: &RubricSet,
@@ -349,6 +404,7 @@ fn lint_task(
     task_id: &str,
     golds: &[&Gold],
     options: &LintOptions,
+    on_run: &dyn Fn(LintProgress),
 ) -> Result<TaskLint> {
     let mut lint = TaskLint {
         task_id: task_id.to_string(),
@@ -391,8 +447,19 @@ fn lint_task(
     }
     let mut all_scores: Vec<Score> = Vec::new();
     let mut base: Option<Run> = None;
+    // Runs so far, and runs known to come (the mutants are known once
+    // gold has run).
+    let mut progress = LintProgress {
+        done: 0,
+        total: golds.len() + 1,
+    };
+    let ran = |progress: &mut LintProgress| {
+        progress.done += 1;
+        on_run(*progress);
+    };
     for g in &golds {
         let r = run(episode, rubric, g.seed, &g.actions)?;
+        ran(&mut progress);
         let res = RunResult::from_score(g.source.clone(), &r.score);
         if r.score.range[1] < 1.0 - EPS || !r.score.errors.is_empty() {
             let mut why = Vec::new();
@@ -425,6 +492,7 @@ fn lint_task(
         }
     }
     let nothing = run(episode, rubric, 0, &[])?;
+    ran(&mut progress);
     if nothing.score.range[1] > EPS {
         let earned: Vec<String> = nothing
             .score
@@ -454,8 +522,11 @@ fn lint_task(
                 mutants.push(m);
             }
         }
+        progress.total += mutants.len();
+        on_run(progress);
         for mut m in mutants {
             let r = run(episode, rubric, g.seed, &m.actions)?;
+            ran(&mut progress);
             let added_ok = m.added.and_then(|i| r.ok.get(i).copied());
             let same_outcome =
                 r.changes.is_some() && r.changes == base.changes && r.messages == base.messages;

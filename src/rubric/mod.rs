@@ -56,6 +56,7 @@ pub mod cheats;
 mod commit;
 mod criterion;
 pub mod derive;
+pub mod document;
 mod evaluation;
 mod format;
 pub mod judge;
@@ -70,6 +71,8 @@ mod records;
 mod scope_index;
 mod scope_mutants;
 mod score;
+pub mod sentence;
+pub mod survivors;
 pub mod values;
 
 use std::collections::HashMap;
@@ -256,28 +259,53 @@ impl RubricSet {
     /// Loads and validates every `rubrics/*.toml` of the world. Any problem
     /// in any file fails the whole load, listing all of them.
     pub fn load(world: &Arc<World>) -> Result<RubricSet> {
+        RubricSet::load_with_overlay(world, None)
+    }
+
+    /// Like [`RubricSet::load`], with the rubric files in `overlay` (the
+    /// app's saved edits of a world's rubrics) in place of the world's own
+    /// files of the same task, and beside them for tasks the world has no
+    /// rubric for. See "Where rubrics live" in `docs/rubrics.md`.
+    pub fn load_with_overlay(world: &Arc<World>, overlay: Option<&Path>) -> Result<RubricSet> {
+        let mut files: indexmap::IndexMap<String, (PathBuf, String)> = indexmap::IndexMap::new();
         let dir = world.root.join(RUBRICS_DIR);
-        let mut set = RubricSet::default();
-        if !dir.is_dir() {
-            return Ok(set);
+        if let Some(d) = overlay.filter(|d| !d.is_dir()) {
+            return Err(Error::io(
+                format!("reading the rubric folder {}", d.display()),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such folder"),
+            ));
         }
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        files.sort();
-        let mut diags = Diagnostics::default();
-        let mut probe = Probe::new(world);
-        for path in files {
-            let Some(task_id) = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .map(str::to_string)
-            else {
+        for (folder, in_world) in [(Some(dir.as_path()), true), (overlay, false)] {
+            let Some(folder) = folder.filter(|d| d.is_dir()) else {
                 continue;
             };
-            let rel = format!("{RUBRICS_DIR}/{task_id}.toml");
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(folder)
+                .map_err(|e| Error::io(format!("reading {}", folder.display()), e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            paths.sort();
+            for path in paths {
+                let Some(task_id) = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .map(str::to_string)
+                else {
+                    continue;
+                };
+                let rel = if in_world {
+                    format!("{RUBRICS_DIR}/{task_id}.toml")
+                } else {
+                    path.display().to_string()
+                };
+                files.insert(task_id, (path, rel));
+            }
+        }
+        files.sort_keys();
+        let mut set = RubricSet::default();
+        let mut diags = Diagnostics::default();
+        let mut probe = Probe::new(world);
+        for (task_id, (path, rel)) in files {
             let text = match std::fs::read(&path) {
                 Ok(b) => match String::from_utf8(b) {
                     Ok(t) => t,

@@ -17,6 +17,7 @@ mod events;
 mod open;
 mod records;
 mod reviews;
+mod rubric_versions;
 mod schema;
 mod scores;
 
@@ -31,6 +32,7 @@ pub use drafts::{Draft, MAX_DRAFT_BYTES};
 pub use events::{EpisodeEvent, EventKind};
 pub use records::*;
 pub use reviews::EpisodeSummary;
+pub use rubric_versions::{NewRubricVersion, RubricVersion};
 pub use scores::{JudgmentRecord, ScoreRecord, StoredScore};
 
 use crate::error::{Error, Result};

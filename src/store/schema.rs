@@ -197,6 +197,7 @@ mod tests {
             "judgments",
             "drafts",
             "episode_events",
+            "rubric_versions",
         ] {
             assert!(latest.tables.contains_key(table), "{table}");
         }
@@ -209,9 +210,11 @@ mod tests {
                 "table `drafts` exists, but schema version 1 does not have it yet",
                 "table `episode_events` exists, but schema version 1 does not have it yet",
                 "table `judgments` exists, but schema version 1 does not have it yet",
+                "table `rubric_versions` exists, but schema version 1 does not have it yet",
                 "table `scores` exists, but schema version 1 does not have it yet",
                 "index `episode_events_by_episode` exists, but schema version 1 does not have it yet",
                 "index `judgments_by_episode` exists, but schema version 1 does not have it yet",
+                "index `rubric_versions_by_task` exists, but schema version 1 does not have it yet",
                 "index `scores_by_episode` exists, but schema version 1 does not have it yet",
             ]
         );

@@ -7,6 +7,7 @@ import { Home } from "./screens/Home";
 const Workspace = lazy(() => import("./screens/Workspace").then((m) => ({ default: m.Workspace })));
 const ReviewQueue = lazy(() => import("./screens/ReviewQueue").then((m) => ({ default: m.ReviewQueue })));
 const Replay = lazy(() => import("./screens/Replay").then((m) => ({ default: m.Replay })));
+const RubricWorkspace = lazy(() => import("./screens/RubricWorkspace").then((m) => ({ default: m.RubricWorkspace })));
 
 // Ask for the start screen's data as soon as the script runs, while React
 // renders for the first time.
@@ -16,7 +17,8 @@ type Screen =
   | { name: "home" }
   | { name: "workspace"; episodeId: string }
   | { name: "queue" }
-  | { name: "replay"; episodeId: string };
+  | { name: "replay"; episodeId: string }
+  | { name: "rubric"; worldId: string; taskId: string };
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: "home" });
@@ -49,6 +51,18 @@ export function App() {
       </Suspense>
     );
   }
+  if (screen.name === "rubric") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the rubric…</div>}>
+        <RubricWorkspace
+          key={`${screen.worldId}/${screen.taskId}`}
+          worldId={screen.worldId}
+          taskId={screen.taskId}
+          onHome={() => setScreen({ name: "home" })}
+        />
+      </Suspense>
+    );
+  }
   if (screen.name === "replay") {
     return (
       <Suspense fallback={<div className="center-screen muted">Opening the recording…</div>}>
@@ -60,6 +74,7 @@ export function App() {
     <Home
       onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })}
       onReview={() => setScreen({ name: "queue" })}
+      onRubric={(worldId, taskId) => setScreen({ name: "rubric", worldId, taskId })}
       onReady={onReady}
       initial={marked.current ? undefined : firstHome}
     />

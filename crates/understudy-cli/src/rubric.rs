@@ -32,6 +32,10 @@ pub enum RubricCommand {
         /// Also treat this store's approved episodes as gold.
         #[arg(long)]
         store: Option<PathBuf>,
+        /// A folder of rubric files that replace the world's own of the
+        /// same task: the app's saved edits (`<data dir>/rubrics/<world id>`).
+        #[arg(long)]
+        rubrics: Option<PathBuf>,
         /// Only this task.
         #[arg(long)]
         task: Option<String>,
@@ -96,10 +100,11 @@ pub fn run(cmd: RubricCommand) -> anyhow::Result<ExitCode> {
         RubricCommand::Lint {
             world,
             store,
+            rubrics,
             task,
             min_mutation_score,
             json,
-        } => run_lint(world, store, task, min_mutation_score, json),
+        } => run_lint(world, store, rubrics, task, min_mutation_score, json),
         RubricCommand::Audit { world, task, json } => run_audit(world, task, json),
         RubricCommand::Derive {
             world,
@@ -185,6 +190,7 @@ fn bar(len: usize, what: &str) -> ProgressBar {
 fn run_lint(
     dir: PathBuf,
     store: Option<PathBuf>,
+    overlay: Option<PathBuf>,
     task: Option<String>,
     min: f64,
     json: bool,
@@ -193,7 +199,7 @@ fn run_lint(
         anyhow::bail!("--min-mutation-score must be between 0 and 1, not {min}");
     }
     let world = super::load_world(&dir)?;
-    let rubrics = RubricSet::load(&world)?;
+    let rubrics = RubricSet::load_with_overlay(&world, overlay.as_deref())?;
     let store = store.map(|p| Store::open(&p)).transpose()?;
     let options = LintOptions {
         task,

@@ -27,12 +27,15 @@ function progressLabel(t: TaskSummary): { text: string; tone: string } {
 export function Home({
   onOpen,
   onReview,
+  onRubric,
   onReady,
   initial,
 }: {
   onOpen: (episodeId: string) => void;
   /** Opens the review queue. */
   onReview?: () => void;
+  /** Opens a task's rubric workspace. */
+  onRubric?: (worldId: string, taskId: string) => void;
   onReady?: () => void;
   /** The first load, already under way. */
   initial?: Promise<HomeView>;
@@ -264,6 +267,17 @@ export function Home({
                             )}
                           </div>
                           <span className={`chip chip-${p.tone}`}>{p.text}</span>
+                          {onRubric && (
+                            <button
+                              type="button"
+                              className="btn btn-ghost btn-sm task-rubric"
+                              onClick={() => onRubric(world.id, t.id)}
+                              aria-label={`Rubric: ${t.title}`}
+                              data-testid="open-rubric"
+                            >
+                              Rubric
+                            </button>
+                          )}
                           <button
                             type="button"
                             className={`btn task-open ${t.progress.open_episode ? "btn-primary" : "btn-secondary"}`}

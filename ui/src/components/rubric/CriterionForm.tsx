@@ -1,0 +1,484 @@
+import { useId, type ReactNode } from "react";
+import type { DocProblem } from "../../bindings/DocProblem";
+import type { TableColumns } from "../../bindings/TableColumns";
+import type { ToolChoice } from "../../bindings/ToolChoice";
+import {
+  countChoice,
+  expectedValue,
+  parseRecordQuery,
+  recordQuery,
+  sayKind,
+  setField,
+  str,
+  typed,
+  withCount,
+  withSay,
+  type Compare,
+  type CountChoice,
+  type Fields,
+  type SayKind,
+} from "./fields";
+
+const KIND_LABELS: Record<string, string> = {
+  state: "The records at the end",
+  action: "What was done",
+  message: "What the customer is told",
+  scope: "Other customers' records",
+  judged: "A person's judgment",
+};
+
+/** Fields the forms show a problem at; any other problem shows under the form. */
+const FIELDS_SHOWN = new Set([
+  "description", "points", "gate", "required", "section", "query", "expect", "changes", "tool", "count", "args",
+  "include_failed", "number", "date", "contains", "regex", "commit", "within", "check", "guidance",
+]);
+
+export function kindLabel(kind: unknown): string {
+  return KIND_LABELS[str(kind)] ?? "Unknown kind";
+}
+
+/** One field with its label and, under it, the problem found there (in plain words). */
+function Field({
+  label,
+  name,
+  problems,
+  hint,
+  children,
+}: {
+  label: string;
+  name: string;
+  problems: DocProblem[];
+  hint?: string;
+  children: (id: string, invalid: boolean) => ReactNode;
+}) {
+  const id = useId();
+  const here = problems.filter((p) => p.field === name);
+  return (
+    <div className={`rf-field${here.length ? " rf-invalid" : ""}`} data-field={name}>
+      <label htmlFor={id} className="rf-label">
+        {label}
+      </label>
+      {children(id, here.length > 0)}
+      {hint && <div className="small muted">{hint}</div>}
+      {here.map((p, i) => (
+        <div key={i} className="rf-problem" role="alert" data-testid="field-problem">
+          {p.message}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export interface CriterionFormProps {
+  criterion: Fields;
+  /** Problems of this criterion (any field). */
+  problems: DocProblem[];
+  tools: ToolChoice[];
+  tables: TableColumns[];
+  sections: string[];
+  onChange: (c: Fields) => void;
+}
+
+/** The form of one criterion: what every kind has, then its kind's own fields. */
+export function CriterionForm({ criterion: c, problems, tools, tables, sections, onChange }: CriterionFormProps) {
+  const set = (key: string, value: unknown) => onChange(setField(c, key, value));
+  const kind = str(c.kind);
+  const general = problems.filter((p) => !p.field || !FIELDS_SHOWN.has(p.field));
+  const points = typeof c.points === "number" ? c.points : c.points === undefined ? 1 : Number(c.points);
+  return (
+    <div className="rf-form" data-testid="criterion-form" data-kind={kind}>
+      <Field label="In plain words (what an expert reads)" name="description" problems={problems}>
+        {(id) => (
+          <textarea
+            id={id}
+            rows={2}
+            value={str(c.description)}
+            placeholder="Leave empty to use the sentence shown above"
+            onChange={(e) => set("description", e.target.value || undefined)}
+          />
+        )}
+      </Field>
+      <div className="rf-row">
+        <Field
+          label="Points"
+          name="points"
+          problems={problems}
+          hint={points < 0 ? "A penalty: taken off when this happens." : "Earned when this holds."}
+        >
+          {(id, invalid) => (
+            <input
+              id={id}
+              type="number"
+              step="any"
+              aria-invalid={invalid}
+              value={str(c.points)}
+              onChange={(e) => set("points", e.target.value === "" ? undefined : Number(e.target.value))}
+            />
+          )}
+        </Field>
+        <Field label="Gate" name="gate" problems={problems} hint="If it does not hold, the whole score is 0.">
+          {(id) => (
+            <input id={id} type="checkbox" checked={c.gate === true} onChange={(e) => set("gate", e.target.checked || undefined)} />
+          )}
+        </Field>
+        <Field label="Needed to pass" name="required" problems={problems}>
+          {(id) => (
+            <input
+              id={id}
+              type="checkbox"
+              checked={c.required !== false}
+              onChange={(e) => set("required", e.target.checked ? undefined : false)}
+            />
+          )}
+        </Field>
+        {sections.length > 0 && (
+          <Field label="Group" name="section" problems={problems}>
+            {(id) => (
+              <select id={id} value={str(c.section)} onChange={(e) => set("section", e.target.value || undefined)}>
+                <option value="">(choose a group)</option>
+                {sections.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        )}
+      </div>
+      {kind === "state" && <StateForm c={c} problems={problems} tables={tables} onChange={onChange} />}
+      {kind === "action" && <ActionForm c={c} problems={problems} tools={tools} onChange={onChange} />}
+      {kind === "message" && <MessageForm c={c} problems={problems} onChange={onChange} />}
+      {kind === "scope" && (
+        <Field label="What it checks" name="check" problems={problems}>
+          {(id) => (
+            <select id={id} value={str(c.check) || "writes"} onChange={(e) => set("check", e.target.value)}>
+              <option value="writes">Changing, or trying to change, another customer's records</option>
+              <option value="disclosure">Telling the customer another customer's details</option>
+            </select>
+          )}
+        </Field>
+      )}
+      {kind === "judged" && (
+        <Field label="The question for the person grading" name="guidance" problems={problems}>
+          {(id) => <textarea id={id} rows={3} value={str(c.guidance)} onChange={(e) => set("guidance", e.target.value || undefined)} />}
+        </Field>
+      )}
+      {general.map((p, i) => (
+        <div key={i} className="rf-problem" role="alert" data-testid="field-problem">
+          {p.message}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+interface KindProps {
+  c: Fields;
+  problems: DocProblem[];
+  onChange: (c: Fields) => void;
+}
+
+/** State: a record's field and the value it must end with; or what may change; or a custom check. */
+export function StateForm({ c, problems, tables, onChange }: KindProps & { tables: TableColumns[] }) {
+  const set = (key: string, value: unknown) => onChange(setField(c, key, value));
+  const changes = c.changes as { none?: boolean; only?: { table: string; key?: string }[] } | undefined;
+  const built = typeof c.query === "string" ? parseRecordQuery(c.query) : null;
+  const equals = expectedValue(c.expect);
+  const mode = changes ? "changes" : c.query === undefined || (built && equals.ok) ? "record" : "custom";
+  const first = tables[0];
+  const record = built ?? {
+    table: first?.name ?? "",
+    key: first?.key ?? "rowid",
+    record: "",
+    field: first?.columns.find((col) => col !== first.key) ?? first?.columns[0] ?? "id",
+  };
+  const table = tables.find((t) => t.name === record.table);
+  const setRecord = (patch: Partial<typeof record>, value = equals.value, op: Compare = equals.op) => {
+    const r = { ...record, ...patch };
+    if (patch.table) {
+      const t = tables.find((x) => x.name === patch.table);
+      r.key = t?.key ?? "rowid";
+      if (!t?.columns.includes(r.field)) r.field = t?.columns.find((col) => col !== r.key) ?? r.key;
+    }
+    let next = setField(setField(c, "changes", undefined), "query", recordQuery(r));
+    next = setField(next, "expect", value === undefined ? undefined : { [op]: op === "contains" ? str(value) : value });
+    onChange(next);
+  };
+  const setMode = (m: string) => {
+    if (m === "changes") onChange(setField(setField(setField(c, "query", undefined), "expect", undefined), "changes", { none: true }));
+    else if (m === "record") setRecord({});
+    else onChange(setField(c, "changes", undefined));
+  };
+  const only = changes?.only ?? [];
+  const setOnly = (list: { table: string; key?: string }[]) => set("changes", list.length ? { only: list } : { none: true });
+  return (
+    <fieldset className="rf-kind">
+      <legend>{kindLabel("state")}</legend>
+      <div className="rf-modes" role="radiogroup" aria-label="What to check">
+        {[
+          ["record", "A record's field"],
+          ["changes", "Nothing else changed"],
+          ["custom", "Custom check (SQL)"],
+        ].map(([m, label]) => (
+          <label key={m} className="rf-mode">
+            <input type="radio" name="state-mode" value={m} checked={mode === m} onChange={() => setMode(m!)} /> {label}
+          </label>
+        ))}
+      </div>
+      {mode === "record" && (
+        <div className="rf-row">
+          <Field label="Table" name="query" problems={problems}>
+            {(id) => (
+              <select id={id} value={record.table} onChange={(e) => setRecord({ table: e.target.value })}>
+                {tables.map((t) => (
+                  <option key={t.name} value={t.name}>
+                    {t.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label={`Record (${record.key})`} name="record" problems={problems}>
+            {(id) => <input id={id} value={record.record} placeholder="e.g. INV-24073" onChange={(e) => setRecord({ record: e.target.value })} />}
+          </Field>
+          <Field label="Field" name="field" problems={problems}>
+            {(id) => (
+              <select id={id} value={record.field} onChange={(e) => setRecord({ field: e.target.value })}>
+                <option value="">(choose)</option>
+                {(table?.columns ?? []).map((col) => (
+                  <option key={col} value={col}>
+                    {col}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="How" name="compare" problems={problems}>
+            {(id) => (
+              <select id={id} value={equals.op} onChange={(e) => setRecord({}, equals.value, e.target.value as Compare)}>
+                <option value="equals">ends up as</option>
+                <option value="contains">mentions</option>
+              </select>
+            )}
+          </Field>
+          <Field label={equals.op === "contains" ? "Mentions" : "Ends up as"} name="expect" problems={problems}>
+            {(id) => (
+              <input
+                id={id}
+                value={str(equals.value)}
+                placeholder={equals.op === "contains" ? "e.g. duplicate" : "e.g. closed"}
+                onChange={(e) => setRecord({}, equals.op === "contains" ? e.target.value || undefined : typed(e.target.value))}
+              />
+            )}
+          </Field>
+        </div>
+      )}
+      {mode === "changes" && (
+        <Field label="Records that may change (everything else must stay as it was)" name="changes" problems={problems}>
+          {(id) => (
+            <div id={id} className="rf-list">
+              {only.length === 0 && <div className="small muted">None: nothing may change.</div>}
+              {only.map((o, i) => (
+                <div key={i} className="rf-row">
+                  <select
+                    aria-label="Table"
+                    value={o.table}
+                    onChange={(e) => setOnly(only.map((x, j) => (j === i ? { ...x, table: e.target.value } : x)))}
+                  >
+                    {tables.map((t) => (
+                      <option key={t.name} value={t.name}>
+                        {t.name}
+                      </option>
+                    ))}
+                  </select>
+                  <input
+                    aria-label="Record (empty: any)"
+                    placeholder="any record"
+                    value={o.key ?? ""}
+                    onChange={(e) =>
+                      setOnly(only.map((x, j) => (j === i ? { table: x.table, ...(e.target.value ? { key: e.target.value } : {}) } : x)))
+                    }
+                  />
+                  <button type="button" className="btn btn-ghost btn-xs" onClick={() => setOnly(only.filter((_, j) => j !== i))}>
+                    Remove
+                  </button>
+                </div>
+              ))}
+              <button
+                type="button"
+                className="btn btn-secondary btn-xs"
+                onClick={() => setOnly([...only, { table: tables[0]?.name ?? "" }])}
+              >
+                Allow another
+              </button>
+            </div>
+          )}
+        </Field>
+      )}
+      {mode === "custom" && (
+        <>
+          <Field label="Check (SQL, read-only)" name="query" problems={problems}>
+            {(id) => (
+              <textarea id={id} className="mono" rows={3} value={str(c.query)} onChange={(e) => set("query", e.target.value || undefined)} />
+            )}
+          </Field>
+          <Field label="Expected result" name="expect" problems={problems} hint={'e.g. {"equals": 1} or {"rows": 0}'}>
+            {(id) => (
+              <input
+                id={id}
+                className="mono"
+                defaultValue={c.expect === undefined ? "" : JSON.stringify(c.expect)}
+                onBlur={(e) => {
+                  try {
+                    set("expect", e.target.value.trim() ? JSON.parse(e.target.value) : undefined);
+                  } catch {
+                    set("expect", e.target.value);
+                  }
+                }}
+              />
+            )}
+          </Field>
+        </>
+      )}
+    </fieldset>
+  );
+}
+
+/** Action: which tool, how often, with which argument values, refused calls or not. */
+export function ActionForm({ c, problems, tools, onChange }: KindProps & { tools: ToolChoice[] }) {
+  const set = (key: string, value: unknown) => onChange(setField(c, key, value));
+  const tool = tools.find((t) => t.name === c.tool);
+  const args = (c.args && typeof c.args === "object" ? c.args : {}) as Record<string, unknown>;
+  const { choice, n } = countChoice(c);
+  const setArg = (name: string, text: string) => {
+    const next = { ...args };
+    const v = typed(text);
+    if (v === undefined) delete next[name];
+    else next[name] = v;
+    set("args", Object.keys(next).length ? next : undefined);
+  };
+  return (
+    <fieldset className="rf-kind">
+      <legend>{kindLabel("action")}</legend>
+      <div className="rf-row">
+        <Field label="Tool" name="tool" problems={problems}>
+          {(id, invalid) => (
+            <select id={id} aria-invalid={invalid} value={str(c.tool)} onChange={(e) => onChange(setField(setField(c, "tool", e.target.value), "args", undefined))}>
+              {!tool && <option value={str(c.tool)}>{str(c.tool) || "(choose a tool)"}</option>}
+              {tools.map((t) => (
+                <option key={t.name} value={t.name}>
+                  {t.title || t.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="How often" name="count" problems={problems}>
+          {(id) => (
+            <select id={id} value={choice} onChange={(e) => onChange(withCount(c, e.target.value as CountChoice, n < 2 ? 2 : n))}>
+              <option value="at-least-once">At least once</option>
+              <option value="exactly-once">Exactly once</option>
+              <option value="exactly">Exactly…</option>
+              <option value="never">Never (a rule)</option>
+            </select>
+          )}
+        </Field>
+        {choice === "exactly" && (
+          <Field label="Times" name="times" problems={problems}>
+            {(id) => <input id={id} type="number" min={0} value={n} onChange={(e) => onChange(withCount(c, "exactly", Number(e.target.value)))} />}
+          </Field>
+        )}
+        <Field label="A call the system refuses counts" name="include_failed" problems={problems}>
+          {(id) => (
+            <input
+              id={id}
+              type="checkbox"
+              checked={c.include_failed === true || (c.include_failed === undefined && choice === "never")}
+              onChange={(e) => set("include_failed", e.target.checked === (choice === "never") ? undefined : e.target.checked)}
+            />
+          )}
+        </Field>
+      </div>
+      <Field label="With these values (leave empty: any value)" name="args" problems={problems}>
+        {(id) => (
+          <div id={id} className="rf-args">
+            {(tool?.params ?? []).map((p) => (
+              <label key={p.name} className="rf-arg">
+                <span className="rf-arg-name" title={p.description}>
+                  {p.name.replace(/_/g, " ")}
+                </span>
+                {p.choices.length > 0 ? (
+                  <select data-arg={p.name} value={str(args[p.name])} onChange={(e) => setArg(p.name, e.target.value)}>
+                    <option value="">(any)</option>
+                    {p.choices.map((v) => (
+                      <option key={v} value={v}>
+                        {v}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  <input
+                    data-arg={p.name}
+                    value={args[p.name] !== null && typeof args[p.name] === "object" ? JSON.stringify(args[p.name]) : str(args[p.name])}
+                    placeholder="any"
+                    onChange={(e) => setArg(p.name, e.target.value)}
+                  />
+                )}
+              </label>
+            ))}
+            {!tool && <div className="small muted">Choose a tool to see its values.</div>}
+          </div>
+        )}
+      </Field>
+    </fieldset>
+  );
+}
+
+const SAY_LABELS: Record<SayKind, string> = {
+  number: "An amount or number",
+  date: "A date (YYYY-MM-DD)",
+  contains: "Words or a reference (e.g. INV-24073)",
+  regex: "A pattern (advanced)",
+};
+
+/** Message: the value that must be said, its kind, and whether it must be the only answer. */
+export function MessageForm({ c, problems, onChange }: KindProps) {
+  const set = (key: string, value: unknown) => onChange(setField(c, key, value));
+  const kind = sayKind(c);
+  return (
+    <fieldset className="rf-kind">
+      <legend>{kindLabel("message")}</legend>
+      <div className="rf-row">
+        <Field label="What must be said" name="say-kind" problems={problems}>
+          {(id) => (
+            <select id={id} value={kind} onChange={(e) => onChange(withSay(c, e.target.value as SayKind, str(c[kind])))}>
+              {(Object.keys(SAY_LABELS) as SayKind[]).map((k) => (
+                <option key={k} value={k}>
+                  {SAY_LABELS[k]}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Value" name={kind} problems={problems}>
+          {(id, invalid) => (
+            <input id={id} aria-invalid={invalid} value={str(c[kind])} onChange={(e) => onChange(withSay(c, kind, e.target.value))} />
+          )}
+        </Field>
+      </div>
+      <div className="rf-row">
+        <Field label="The only answer (no competing value of its kind)" name="commit" problems={problems}>
+          {(id) => (
+            <input id={id} type="checkbox" checked={c.commit !== false} onChange={(e) => set("commit", e.target.checked ? undefined : false)} />
+          )}
+        </Field>
+        <Field label="In the last message" name="within" problems={problems}>
+          {(id) => (
+            <input id={id} type="checkbox" checked={c.within === "last"} onChange={(e) => set("within", e.target.checked ? "last" : undefined)} />
+          )}
+        </Field>
+      </div>
+    </fieldset>
+  );
+}

@@ -1,0 +1,176 @@
+import { fireEvent, render, screen, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import type { TableColumns } from "../../bindings/TableColumns";
+import type { ToolChoice } from "../../bindings/ToolChoice";
+import { CriterionForm } from "./CriterionForm";
+import { CriterionList, pointsLabel } from "./CriterionList";
+import { LintPanel } from "./LintPanel";
+import { countChoice, parseRecordQuery, recordQuery, withCount, type Fields } from "./fields";
+
+const tables: TableColumns[] = [
+  { name: "tickets", key: "id", columns: ["id", "status", "resolution"] },
+  { name: "invoices", key: "id", columns: ["id", "refunded_cents"] },
+];
+const tools: ToolChoice[] = [
+  {
+    name: "issue_refund",
+    title: "Issue refund",
+    writes: true,
+    params: [
+      { name: "invoice_id", kind: "string", description: "", choices: [] },
+      { name: "amount", kind: "number", description: "", choices: [] },
+    ],
+  },
+  { name: "close_ticket", title: "Close ticket", writes: true, params: [] },
+];
+
+function form(criterion: Fields, problems = [] as Parameters<typeof CriterionForm>[0]["problems"]) {
+  const onChange = vi.fn();
+  const view = render(<CriterionForm criterion={criterion} problems={problems} tools={tools} tables={tables} sections={[]} onChange={onChange} />);
+  return { onChange, view, last: () => onChange.mock.calls.at(-1)?.[0] as Fields };
+}
+
+describe("the state builder", () => {
+  it("writes a record check from table, record, field and expected value", () => {
+    const { onChange, last, view } = form({ id: "t", kind: "state", query: recordQuery({ table: "tickets", key: "id", record: "T-1042", field: "status" }), expect: { equals: "open" } });
+    const inputs = within(view.container);
+    fireEvent.change(inputs.getByLabelText("Ends up as"), { target: { value: "closed" } });
+    expect(last().query).toBe(`SELECT "status" FROM "tickets" WHERE "id" = 'T-1042'`);
+    expect(last().expect).toEqual({ equals: "closed" });
+    fireEvent.change(inputs.getByLabelText("Record (id)"), { target: { value: "T-1049" } });
+    expect(parseRecordQuery(String(last().query))).toEqual({ table: "tickets", key: "id", record: "T-1049", field: "status" });
+    fireEvent.change(inputs.getByLabelText("Ends up as"), { target: { value: "7900" } });
+    expect(last().expect).toEqual({ equals: 7900 });
+    fireEvent.change(inputs.getByLabelText("How"), { target: { value: "contains" } });
+    expect(last().expect).toEqual({ contains: "open" });
+    expect(onChange).toHaveBeenCalledTimes(4);
+  });
+
+  it("switches to 'nothing else changed' and lists what may change", () => {
+    const { last, view } = form({ id: "g", kind: "state", changes: { none: true }, gate: true });
+    expect(screen.getByText("None: nothing may change.")).toBeTruthy();
+    fireEvent.click(within(view.container).getByText("Allow another"));
+    expect(last().changes).toEqual({ only: [{ table: "tickets" }] });
+  });
+
+  it("keeps SQL it cannot build as a custom check", () => {
+    form({ id: "c", kind: "state", query: "SELECT count(*) FROM refunds", expect: { equals: 1 } });
+    expect((screen.getByLabelText("Check (SQL, read-only)") as HTMLTextAreaElement).value).toBe("SELECT count(*) FROM refunds");
+  });
+});
+
+describe("the action form", () => {
+  it("sets the tool, argument values and how often", () => {
+    const { last, view } = form({ id: "a", kind: "action", tool: "issue_refund", points: 2 });
+    const q = within(view.container);
+    fireEvent.change(view.container.querySelector("[data-arg=invoice_id]")!, { target: { value: "INV-24073" } });
+    expect(last().args).toEqual({ invoice_id: "INV-24073" });
+    fireEvent.change(q.getByLabelText("How often"), { target: { value: "exactly-once" } });
+    expect(last().count).toEqual({ min: 1, max: 1 });
+  });
+
+  it("'never' makes a rule that costs points, and back", () => {
+    const never = withCount({ tool: "close_ticket", points: 3 }, "never", 0);
+    expect(never.points).toBe(-3);
+    expect(countChoice(never).choice).toBe("never");
+    expect(withCount(never, "at-least-once", 1).points).toBe(3);
+  });
+});
+
+describe("the message form", () => {
+  it("sets the value, its kind, and whether it is the only answer", () => {
+    const { last, view } = form({ id: "m", kind: "message", number: "79.00", points: 2 });
+    const q = within(view.container);
+    expect((q.getByLabelText("Value") as HTMLInputElement).value).toBe("79.00");
+    fireEvent.change(q.getByLabelText("What must be said"), { target: { value: "contains" } });
+    expect(last()).toMatchObject({ contains: "79.00" });
+    expect(last().number).toBeUndefined();
+    fireEvent.click(q.getByLabelText("The only answer (no competing value of its kind)"));
+    expect(last().commit).toBe(false);
+  });
+});
+
+describe("problems", () => {
+  it("are shown at their field, in the engine's plain words", () => {
+    form({ id: "a", kind: "action", tool: "teleport" }, [
+      { criterion: 0, field: "tool", message: "There is no tool `teleport` in world `support-desk`" },
+      { criterion: 0, field: null, message: "Something about the whole criterion" },
+    ]);
+    const tool = document.querySelector("[data-field=tool]")!;
+    expect(within(tool as HTMLElement).getByRole("alert").textContent).toContain("no tool `teleport`");
+    expect(screen.getAllByRole("alert")).toHaveLength(2);
+  });
+});
+
+describe("the criterion list", () => {
+  const criteria: Fields[] = [
+    { id: "a", kind: "state", points: 4, gate: true },
+    { id: "b", kind: "action", points: -3 },
+    { id: "c", kind: "message", points: 1 },
+  ];
+
+  it("reads as sentences with points, gates and penalties", () => {
+    render(<CriterionList criteria={criteria} sentences={["A", "B", "C"]} problems={[]} selected={null} onOpen={vi.fn()} onMove={vi.fn()} onDelete={vi.fn()} />);
+    const rows = screen.getAllByTestId("criterion");
+    expect(rows.map((r) => r.querySelector("[data-testid=sentence]")?.textContent)).toEqual(["A", "B", "C"]);
+    expect(rows[0]!.textContent).toContain("Gate");
+    expect(pointsLabel(-3)).toBe("penalty −3");
+    expect(pointsLabel(4)).toBe("+4 points");
+  });
+
+  it("is worked from the keyboard: Enter opens, Alt+arrows reorder, Delete removes", () => {
+    const onOpen = vi.fn();
+    const onMove = vi.fn();
+    const onDelete = vi.fn();
+    render(<CriterionList criteria={criteria} sentences={["A", "B", "C"]} problems={[]} selected={null} onOpen={onOpen} onMove={onMove} onDelete={onDelete} />);
+    const rows = screen.getAllByTestId("criterion");
+    fireEvent.keyDown(rows[1]!, { key: "Enter" });
+    expect(onOpen).toHaveBeenCalledWith(1);
+    fireEvent.keyDown(rows[1]!, { key: "ArrowUp", altKey: true });
+    expect(onMove).toHaveBeenCalledWith(1, 0);
+    fireEvent.keyDown(rows[0]!, { key: "ArrowUp", altKey: true });
+    expect(onMove).toHaveBeenCalledTimes(1);
+    fireEvent.keyDown(rows[2]!, { key: "Delete" });
+    expect(onDelete).toHaveBeenCalledWith(2);
+  });
+});
+
+describe("the lint panel", () => {
+  it("shows progress, then survivors that open the criterion to tighten", () => {
+    const onOpen = vi.fn();
+    const onAdd = vi.fn();
+    const props = { sentenceOf: (id: string) => (id === "told-amount" ? "The customer is told $79.00" : null), onLint: vi.fn(), onOpenCriterion: onOpen, onAddFor: onAdd, disabled: false };
+    const { rerender } = render(<LintPanel running progress={{ done: 3, total: 12 }} result={null} {...props} />);
+    expect(screen.getByTestId("lint-progress").textContent).toContain("Run 3 of 12");
+    rerender(
+      <LintPanel
+        running={false}
+        progress={null}
+        result={{
+          ok: false,
+          problems: ["cheat class near-miss: …"],
+          gold: [{ source: "solution", best: 1 }],
+          do_nothing: { source: "do nothing", best: 0 },
+          mutants: 10,
+          caught: 10,
+          mutation_score: 1,
+          classes: [{ class: "near-miss", label: "An answer that is almost right", total: 2, caught: 1, equivalent: 0 }],
+          survivors: [
+            { mutant_id: "n", class: "near-miss", sentence: "saying $79.01 instead of $79.00 still passes (scores 1.0)", criterion: "told-amount", equivalent: null },
+            { mutant_id: "d", class: "disclosure", sentence: "telling another customer's email still passes", criterion: null, equivalent: null },
+          ],
+          millis: 420,
+        }}
+        {...props}
+      />,
+    );
+    const survivors = screen.getAllByTestId("survivor");
+    expect(survivors[0]!.textContent).toContain("Saying $79.01 instead of $79.00 still passes");
+    expect(survivors[0]!.textContent).toContain("“The customer is told $79.00”");
+    fireEvent.click(survivors[0]!);
+    expect(onOpen).toHaveBeenCalledWith("told-amount");
+    fireEvent.click(survivors[1]!);
+    expect(onAdd).toHaveBeenCalledWith("disclosure");
+    expect(screen.getByText("✓ The gold run (the reference solution) scores 1.0")).toBeTruthy();
+  });
+});
