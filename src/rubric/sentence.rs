@@ -42,7 +42,7 @@ pub fn generated(world: &World, c: &Map<String, Value>) -> String {
         "message" => message(world, c, negative),
         "scope" => scope(world, c),
         "judged" => judged(c, negative),
-        other if other.is_empty() => "A criterion without a kind".to_string(),
+        "" => "A criterion without a kind".to_string(),
         other => format!("A criterion of an unknown kind ({other})"),
     };
     capitalize(&s)
@@ -674,7 +674,7 @@ fn group(n: i64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);

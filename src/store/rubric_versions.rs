@@ -11,7 +11,9 @@ use crate::error::Result;
 /// What a save records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRubricVersion<'a> {
+    /// The world the rubric grades.
     pub world_id: &'a str,
+    /// The task it grades.
     pub task_id: &'a str,
     /// The rubric's own `version` field.
     pub version: &'a str,
@@ -19,6 +21,7 @@ pub struct NewRubricVersion<'a> {
     pub hash: &'a str,
     /// Where the file was written.
     pub path: &'a str,
+    /// The file's bytes, as written.
     pub content: &'a str,
     /// The expert who saved it, if known.
     pub saved_by: Option<&'a str>,
@@ -28,15 +31,24 @@ pub struct NewRubricVersion<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RubricVersion {
+    /// Row id, in the order versions were saved.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub id: i64,
+    /// The world the rubric grades.
     pub world_id: String,
+    /// The task it grades.
     pub task_id: String,
+    /// The rubric's own `version` field.
     pub version: String,
+    /// SHA-256 of `content`: what a score's `rubric_hash` names.
     pub hash: String,
+    /// Where the file was written.
     pub path: String,
+    /// The file's bytes, as saved.
     pub content: String,
+    /// The expert who saved it, if known.
     pub saved_by: Option<String>,
+    /// When (RFC 3339, wall time).
     pub saved_at: String,
 }
 
@@ -117,7 +129,7 @@ mod tests {
     #[test]
     fn versions_are_kept_newest_first_without_duplicating_a_resave() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("s.sqlite")).expect("opens");
+        let store = Store::open(dir.path().join("s.sqlite")).expect("opens");
         assert!(store
             .rubric_versions("support-desk", "duplicate-charge")
             .expect("reads")
