@@ -110,8 +110,15 @@ fn a_damaged_or_half_migrated_schema_is_refused_untouched() {
         ),
         (
             "half-migrated.sqlite",
-            "DROP INDEX episode_events_by_episode; DROP TABLE episode_events; PRAGMA user_version = 3;",
+            // At the newest schema version by its number, without a table
+            // an earlier migration made.
+            "DROP INDEX episode_events_by_episode; DROP TABLE episode_events;",
             "`episode_events`",
+        ),
+        (
+            "no-rubric-versions.sqlite",
+            "DROP INDEX rubric_versions_by_task; DROP TABLE rubric_versions;",
+            "`rubric_versions`",
         ),
     ] {
         let path = damaged(dir.path(), name, damage);
