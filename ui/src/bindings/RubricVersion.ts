@@ -3,4 +3,40 @@
 /**
  * One saved version.
  */
-export type RubricVersion = { id: number, world_id: string, task_id: string, version: string, hash: string, path: string, content: string, saved_by: string | null, saved_at: string, };
+export type RubricVersion = { 
+/**
+ * Row id, in the order versions were saved.
+ */
+id: number, 
+/**
+ * The world the rubric grades.
+ */
+world_id: string, 
+/**
+ * The task it grades.
+ */
+task_id: string, 
+/**
+ * The rubric's own `version` field.
+ */
+version: string, 
+/**
+ * SHA-256 of `content`: what a score's `rubric_hash` names.
+ */
+hash: string, 
+/**
+ * Where the file was written.
+ */
+path: string, 
+/**
+ * The file's bytes, as saved.
+ */
+content: string, 
+/**
+ * The expert who saved it, if known.
+ */
+saved_by: string | null, 
+/**
+ * When (RFC 3339, wall time).
+ */
+saved_at: string, };
