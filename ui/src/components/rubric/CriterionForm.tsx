@@ -1,4 +1,4 @@
-import { useId, type ReactNode } from "react";
+import { useId, useRef, type ReactNode } from "react";
 import type { DocProblem } from "../../bindings/DocProblem";
 import type { TableColumns } from "../../bindings/TableColumns";
 import type { ToolChoice } from "../../bindings/ToolChoice";
@@ -28,6 +28,9 @@ const KIND_LABELS: Record<string, string> = {
 };
 
 /** Fields the forms show a problem at; any other problem shows under the form. */
+/** Fields that say how a criterion counts, not what it checks. */
+const DESCRIBING = new Set(["id", "description", "points", "gate", "required", "section"]);
+
 const FIELDS_SHOWN = new Set([
   "description", "points", "gate", "required", "section", "query", "expect", "changes", "tool", "count", "args",
   "include_failed", "number", "date", "contains", "regex", "commit", "within", "check", "guidance",
@@ -80,8 +83,21 @@ export interface CriterionFormProps {
 }
 
 /** The form of one criterion: what every kind has, then its kind's own fields. */
-export function CriterionForm({ criterion: c, problems, tools, tables, sections, onChange }: CriterionFormProps) {
-  const set = (key: string, value: unknown) => onChange(setField(c, key, value));
+export function CriterionForm({ criterion: c, problems, tools, tables, sections, onChange: change }: CriterionFormProps) {
+  // A draft's plain words describe what it checked. Once the check itself
+  // changes, words the annotator did not write here would describe the old
+  // check, so they are dropped and the sentence is built from the new one.
+  const typedFor = useRef<unknown>(undefined);
+  const onChange = (next: Fields) => {
+    const checkChanged = Object.keys({ ...c, ...next }).some(
+      (k) => !DESCRIBING.has(k) && JSON.stringify(c[k]) !== JSON.stringify(next[k]),
+    );
+    change(checkChanged && typedFor.current !== c.id ? setField(next, "description", undefined) : next);
+  };
+  const set = (key: string, value: unknown) => {
+    if (key === "description") typedFor.current = c.id;
+    onChange(setField(c, key, value));
+  };
   const kind = str(c.kind);
   const general = problems.filter((p) => !p.field || !FIELDS_SHOWN.has(p.field));
   const points = typeof c.points === "number" ? c.points : c.points === undefined ? 1 : Number(c.points);

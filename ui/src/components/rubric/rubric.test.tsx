@@ -30,6 +30,32 @@ function form(criterion: Fields, problems = [] as Parameters<typeof CriterionFor
   return { onChange, view, last: () => onChange.mock.calls.at(-1)?.[0] as Fields };
 }
 
+describe("the plain words of a criterion", () => {
+  const drafted = { id: "t", kind: "state", description: "Ticket T-1042 ends up open", query: recordQuery({ table: "tickets", key: "id", record: "T-1042", field: "status" }), expect: { equals: "open" } };
+
+  it("are dropped when the check changes, so the sentence describes the new check", () => {
+    const { last, view } = form(drafted);
+    fireEvent.change(within(view.container).getByLabelText("Ends up as"), { target: { value: "closed" } });
+    expect(last().description).toBeUndefined();
+    expect(last().expect).toEqual({ equals: "closed" });
+  });
+
+  it("stay when only the points change", () => {
+    const { last, view } = form(drafted);
+    fireEvent.change(within(view.container).getByLabelText("Points"), { target: { value: "3" } });
+    expect(last().description).toBe("Ticket T-1042 ends up open");
+  });
+
+  it("stay once the annotator has written them here", () => {
+    const { last, view, onChange } = form(drafted);
+    const q = within(view.container);
+    fireEvent.change(q.getByLabelText("In plain words (what an expert reads)"), { target: { value: "The ticket is closed" } });
+    view.rerender(<CriterionForm criterion={last()} problems={[]} tools={tools} tables={tables} sections={[]} onChange={onChange} />);
+    fireEvent.change(q.getByLabelText("Ends up as"), { target: { value: "closed" } });
+    expect(last().description).toBe("The ticket is closed");
+  });
+});
+
 describe("the state builder", () => {
   it("writes a record check from table, record, field and expected value", () => {
     const { onChange, last, view } = form({ id: "t", kind: "state", query: recordQuery({ table: "tickets", key: "id", record: "T-1042", field: "status" }), expect: { equals: "open" } });
