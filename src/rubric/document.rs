@@ -301,10 +301,30 @@ fn skip(key: &str, value: &Value) -> bool {
     }
 }
 
+/// `doc` with every criterion left without plain words given the sentence
+/// built from its fields: the annotator who clears the words (or changes
+/// what a drafted criterion checks) gets the new check's sentence, and the
+/// file always says in words what it grades, as the loader requires.
+fn described(world: &World, doc: &RubricDoc) -> RubricDoc {
+    let mut doc = doc.clone();
+    for c in &mut doc.criteria {
+        let blank = c
+            .get("description")
+            .and_then(Value::as_str)
+            .is_none_or(|d| d.trim().is_empty());
+        if blank {
+            let s = sentence::generated(world, c);
+            c.insert("description".into(), Value::String(s));
+        }
+    }
+    doc
+}
+
 /// Checks a rubric being edited against its world: the sentence of every
 /// criterion, and every problem at its criterion and field. Returns the
 /// compiled rubric when there is no problem.
 pub fn check(world: &Arc<World>, doc: &RubricDoc) -> (Checked, Option<Rubric>) {
+    let doc = &described(world, doc);
     let (text, layout) = doc.render();
     let sentences = doc
         .criteria
@@ -744,6 +764,37 @@ mod tests {
             .expect("invoices");
         assert_eq!(invoices.key.as_deref(), Some("id"));
         assert!(invoices.columns.iter().any(|c| c == "refunded_cents"));
+    }
+
+    #[test]
+    fn a_criterion_without_plain_words_is_checked_and_saved_with_its_sentence() {
+        let world = Arc::new(
+            World::load(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("fixtures/worlds/support-desk"),
+            )
+            .expect("support-desk loads"),
+        );
+        let mut doc = RubricDoc::new("duplicate-charge", "T");
+        let c: Fields = serde_json::from_value(json!({
+            "id": "closed", "kind": "state",
+            "points": 1, "query": "SELECT status FROM tickets WHERE id = 'T-1042'", "expect": {"equals": "closed"}
+        }))
+        .expect("fields");
+        doc.criteria.push(c);
+        let (checked, rubric) = check(&world, &doc);
+        assert!(rubric.is_some(), "{:?}", checked.problems);
+        assert_eq!(
+            checked.sentences,
+            ["Ticket T-1042 ends up with status “closed”"]
+        );
+        assert!(
+            checked
+                .toml
+                .contains("description = \"Ticket T-1042 ends up with status “closed”\""),
+            "{}",
+            checked.toml
+        );
     }
 
     #[test]
