@@ -1,4 +1,4 @@
-import { useId, useRef, type ReactNode } from "react";
+import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import type { DocProblem } from "../../bindings/DocProblem";
 import type { TableColumns } from "../../bindings/TableColumns";
 import type { ToolChoice } from "../../bindings/ToolChoice";
@@ -189,6 +189,43 @@ export function CriterionForm({ criterion: c, problems, tools, tables, sections,
   );
 }
 
+/**
+ * The value a record's field must end with, kept as typed: shown from the
+ * parsed value, "79.0" would turn back into "79" at each keystroke and
+ * "79.00" be entered as 790.
+ */
+function ValueInput({
+  id,
+  value,
+  contains,
+  onValue,
+}: {
+  id: string;
+  value: unknown;
+  contains: boolean;
+  onValue: (v: unknown) => void;
+}) {
+  const parse = (text: string) => (contains ? text || undefined : typed(text));
+  const [text, setText] = useState(str(value));
+  // Follow a change from elsewhere (another criterion, how it compares),
+  // never what is being typed.
+  useEffect(() => {
+    if (JSON.stringify(parse(text)) !== JSON.stringify(value)) setText(str(value));
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [value, contains]);
+  return (
+    <input
+      id={id}
+      value={text}
+      placeholder={contains ? "e.g. duplicate" : "e.g. closed"}
+      onChange={(e) => {
+        setText(e.target.value);
+        onValue(parse(e.target.value));
+      }}
+    />
+  );
+}
+
 interface KindProps {
   c: Fields;
   problems: DocProblem[];
@@ -280,11 +317,11 @@ export function StateForm({ c, problems, tables, onChange }: KindProps & { table
           </Field>
           <Field label={equals.op === "contains" ? "Mentions" : "Ends up as"} name="expect" problems={problems}>
             {(id) => (
-              <input
+              <ValueInput
                 id={id}
-                value={str(equals.value)}
-                placeholder={equals.op === "contains" ? "e.g. duplicate" : "e.g. closed"}
-                onChange={(e) => setRecord({}, equals.op === "contains" ? e.target.value || undefined : typed(e.target.value))}
+                value={equals.value}
+                contains={equals.op === "contains"}
+                onValue={(v) => setRecord({}, v)}
               />
             )}
           </Field>

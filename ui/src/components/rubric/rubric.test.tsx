@@ -57,6 +57,19 @@ describe("the plain words of a criterion", () => {
 });
 
 describe("the state builder", () => {
+  it("keeps an amount as typed, key by key (79.00 is not entered as 790)", () => {
+    let c: Fields = { id: "t", kind: "state", query: recordQuery({ table: "tickets", key: "id", record: "T-1042", field: "status" }), expect: { equals: "open" } };
+    const onChange = vi.fn((next: Fields) => (c = next));
+    const view = render(<CriterionForm criterion={c} problems={[]} tools={tools} tables={tables} sections={[]} onChange={onChange} />);
+    const box = within(view.container).getByLabelText("Ends up as") as HTMLInputElement;
+    for (const typedSoFar of ["7", "79", "79.", "79.0", "79.00"]) {
+      fireEvent.change(box, { target: { value: typedSoFar } });
+      view.rerender(<CriterionForm criterion={c} problems={[]} tools={tools} tables={tables} sections={[]} onChange={onChange} />);
+      expect(box.value).toBe(typedSoFar);
+    }
+    expect(c.expect).toEqual({ equals: 79 });
+  });
+
   it("writes a record check from table, record, field and expected value", () => {
     const { onChange, last, view } = form({ id: "t", kind: "state", query: recordQuery({ table: "tickets", key: "id", record: "T-1042", field: "status" }), expect: { equals: "open" } });
     const inputs = within(view.container);
