@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
@@ -51,20 +50,9 @@ def stored(store: Path) -> list[tuple]:
 @contextlib.contextmanager
 def http_server(store: Path, *worlds: Path):
     """`understudy serve --http` on 127.0.0.1 (port chosen by the OS) over
-    `store`, serving `worlds`; yields its base URL."""
-    args = [binary(), "serve", "--http", "127.0.0.1:0", "--store", str(store), "--durability", "fast"]
-    for w in worlds:
-        args += ["--world", str(w)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("listening on "), line
-        yield line.split(" ", 2)[2].strip()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    `store`, serving `worlds`; yields its base URL. The client package's
+    HttpServer (scripts/python.sh installs it before these tests run)."""
+    from understudy_gym import HttpServer
+
+    with HttpServer(worlds, store=store, binary=binary()) as server:
+        yield server.url

@@ -3,8 +3,6 @@ the checkout's target/{release,debug} build."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,21 +27,7 @@ def store(tmp_path: Path) -> Path:
 @pytest.fixture
 def http_server(binary: str, store: Path):
     """A real `understudy serve --http` on 127.0.0.1, port chosen by the OS."""
-    proc = subprocess.Popen(
-        [binary, "serve", "--http", "127.0.0.1:0", "--world", str(SUPPORT_DESK), "--world", str(MINI), "--store", str(store), "--durability", "fast"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("listening on "), line
-        yield line.split(" ", 2)[2].strip()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    from understudy_gym import HttpServer
+
+    with HttpServer([SUPPORT_DESK, MINI], store=store, binary=binary) as server:
+        yield server.url

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
 from understudy_gym.registration import tomllib
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import understudy_gym
-from understudy_gym import HttpClient, UnderstudyEnv, UnderstudyError, run_episode, scripted_policy
+from understudy_gym import HttpClient, HttpServer, UnderstudyEnv, UnderstudyError, run_episode, scripted_policy
 
 from conftest import MINI, SUPPORT_DESK
 
@@ -98,16 +97,8 @@ def test_run_episode_with_a_scripted_policy_over_http(http_server, store):
 
 def test_a_server_with_a_token_needs_it_and_the_client_sends_it(binary, store, monkeypatch):
     token = "s3cret-token"
-    proc = subprocess.Popen(
-        [binary, "serve", "--http", "127.0.0.1:0", "--world", str(MINI), "--store", str(store), "--durability", "fast"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "UNDERSTUDY_TOKEN": token},
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().split(" ", 2)[2].strip()
+    with HttpServer([MINI], store=store, binary=binary, env={**os.environ, "UNDERSTUDY_TOKEN": token}) as server:
+        url = server.url
         monkeypatch.delenv("UNDERSTUDY_TOKEN", raising=False)
         with pytest.raises(UnderstudyError) as refused:
             HttpClient(url).call("health")
@@ -118,9 +109,6 @@ def test_a_server_with_a_token_needs_it_and_the_client_sends_it(binary, store, m
         env.reset(seed=0)
         env.close()
         assert [r[2] for r in stored(store)] == ["with-token"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_bad_actions_are_observations_or_errors_and_the_episode_goes_on(binary, store):
@@ -251,25 +239,16 @@ def test_unicode_text_round_trips_through_shared_memory():
     assert view[1] == "later" and view[-1] == "\U0001f600x" and view[:2] == ("café — o", "later")
 
 
-def busy_server(binary: str, store: Path):
-    proc = subprocess.Popen(
-        [binary, "serve", "--http", "127.0.0.1:0", "--world", str(MINI), "--store", str(store), "--durability", "fast", "--max-concurrent", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("listening on "), line
-    return proc, line.split(" ", 2)[2].strip()
+def busy_server(binary: str, store: Path) -> HttpServer:
+    return HttpServer([MINI], store=store, binary=binary, extra_args=["--max-concurrent", "1"])
 
 
 def test_a_reset_waits_for_a_free_slot_when_the_server_is_full(binary, store):
     import threading
     import time
 
-    proc, url = busy_server(binary, store)
-    try:
+    with busy_server(binary, store) as server:
+        url = server.url
         first = UnderstudyEnv("pay-back", url=url, model="first")
         first.reset(seed=0)
         second = UnderstudyEnv("pay-back", url=url, model="second", busy_timeout=30)
@@ -289,14 +268,11 @@ def test_a_reset_waits_for_a_free_slot_when_the_server_is_full(binary, store):
         assert "waited" in done and done["waited"] >= 1.0
         second.close()
         assert [r[2] for r in stored(store)] == ["first", "second"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_a_full_server_is_reported_once_the_wait_is_over(binary, store):
-    proc, url = busy_server(binary, store)
-    try:
+    with busy_server(binary, store) as server:
+        url = server.url
         first = UnderstudyEnv("pay-back", url=url)
         first.reset(seed=0)
         with pytest.raises(UnderstudyError) as busy:
@@ -305,6 +281,3 @@ def test_a_full_server_is_reported_once_the_wait_is_over(binary, store):
         with pytest.raises(ValueError, match="busy_timeout"):
             HttpClient(url, busy_timeout=-1)
         first.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)

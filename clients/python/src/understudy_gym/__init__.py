@@ -13,7 +13,7 @@ starts `understudy serve --stdio` for that world. ``gym.make(...,
 url="http://127.0.0.1:8000")`` uses a running server instead.
 """
 
-from .client import HttpClient, ServerGone, StdioClient, UnderstudyError, find_binary
+from .client import HttpClient, HttpServer, ServerGone, StdioClient, UnderstudyError, find_binary
 from .env import ACTION_MAX, OBSERVATION_MAX, UnderstudyEnv, UnicodeText
 from .helpers import EpisodeResult, run_episode, scripted_policy, tools_as_openai_functions
 from .registration import default_world_dirs, gym_id, register_worlds, world_tasks
@@ -25,6 +25,7 @@ __all__ = [
     "OBSERVATION_MAX",
     "EpisodeResult",
     "HttpClient",
+    "HttpServer",
     "ServerGone",
     "StdioClient",
     "UnderstudyEnv",

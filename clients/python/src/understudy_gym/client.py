@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["UnderstudyError", "ServerGone", "StdioClient", "HttpClient", "find_binary"]
+__all__ = ["UnderstudyError", "ServerGone", "StdioClient", "HttpClient", "HttpServer", "find_binary"]
 
 
 class UnderstudyError(Exception):
@@ -177,6 +177,47 @@ class StdioClient:
     @property
     def returncode(self) -> int | None:
         return self._proc.poll()
+
+
+class HttpServer:
+    """`understudy serve --http` on 127.0.0.1 as a child process, on a port
+    the OS picks; ``url`` is where it listens. ``stop()`` (or leaving the
+    ``with`` block) ends it: SIGTERM, then a kill after ``timeout``."""
+
+    def __init__(
+        self,
+        worlds: Sequence[str | os.PathLike[str]],
+        *,
+        store: str | os.PathLike[str],
+        binary: str | os.PathLike[str] | None = None,
+        extra_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+    ):
+        args = [os.fspath(binary or find_binary()), "serve", "--http", "127.0.0.1:0", "--store", os.fspath(store), "--durability", "fast"]
+        for w in worlds:
+            args += ["--world", os.fspath(w)]
+        args += list(extra_args)
+        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line.startswith("listening on "):
+            self.stop()
+            raise ServerGone(f"understudy serve --http did not start: {line.strip() or 'no output'}")
+        self.url = line.split(" ", 2)[2].strip()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+    def __enter__(self) -> "HttpServer":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
 
 
 class HttpClient:

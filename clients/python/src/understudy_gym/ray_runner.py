@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .client import find_binary
+from .client import HttpServer
 from .env import UnderstudyEnv
 from .helpers import Policy, run_episode, scripted_policy
 from .registration import tomllib
@@ -100,16 +99,8 @@ class _ServerOnActor:
         self.index = index
         self.store = store
         self.model = model
-        args = [binary or find_binary(), "serve", "--http", "127.0.0.1:0", "--store", store, "--durability", "fast"]
-        for d in world_dirs:
-            args += ["--world", os.fspath(d)]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("listening on "):
-            self.proc.kill()
-            raise RuntimeError(f"actor {index}: understudy serve did not start: {line.strip() or 'no output'}")
-        self.url = line.split(" ", 2)[2].strip()
+        self.server = HttpServer(world_dirs, store=store, binary=binary)
+        self.url = self.server.url
 
     def run(self, jobs: list[Job], policy_for: PolicyFactory) -> list[dict[str, Any]]:
         rows = []
@@ -138,12 +129,7 @@ class _ServerOnActor:
         return rows
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.server.stop()
 
 
 def run_on_ray(
