@@ -54,6 +54,11 @@ pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> O
     }
     let ended = if outcome.ok {
         engine_statement(ep, "RELEASE tool_call")
+    } else if ep.conn().is_autocommit() {
+        // SQLite rolls the whole transaction back itself after some errors
+        // (out of memory, a full disk); the savepoint was the outermost
+        // one, so what it undid is exactly this call.
+        Ok(())
     } else {
         engine_statement(ep, "ROLLBACK TO tool_call")
             .and_then(|_| engine_statement(ep, "RELEASE tool_call"))

@@ -29,6 +29,10 @@ pub fn sql_message(e: &rusqlite::Error) -> String {
             "the world's database would grow past {} MiB, the most it may hold",
             limits::MAX_DATABASE_BYTES >> 20
         ),
+        Some(ErrorCode::OutOfMemory) => format!(
+            "SQLite reached the {} MiB of memory it may hold in this process (too many large sessions open at once, or SQL that builds too much)",
+            limits::process_heap_limit() >> 20
+        ),
         _ => own,
     }
 }
@@ -38,6 +42,11 @@ pub fn sql_message(e: &rusqlite::Error) -> String {
 pub fn is_bound(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
-        Some(ErrorCode::OperationInterrupted | ErrorCode::TooBig | ErrorCode::DiskFull)
+        Some(
+            ErrorCode::OperationInterrupted
+                | ErrorCode::TooBig
+                | ErrorCode::DiskFull
+                | ErrorCode::OutOfMemory
+        )
     )
 }

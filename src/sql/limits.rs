@@ -6,6 +6,8 @@
 //! get limits a real world never comes near; breaking one fails the call
 //! (or the load) with an error that says which limit it was.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use rusqlite::limits::Limit;
 use rusqlite::Connection;
 
@@ -18,11 +20,51 @@ pub const MAX_DATABASE_BYTES: i64 = 128 << 20;
 /// The most one query's rows may take once collected (see [`ResultSize`]).
 pub const MAX_RESULT_BYTES: usize = 32 << 20;
 
-/// Sets every limit on `conn`.
+/// The most memory SQLite may hold in this process, for every world
+/// session and store connection together. The per-connection limits above
+/// bound one call; this is the backstop for many large sessions at once
+/// (64 sessions of a world near [`MAX_DATABASE_BYTES`] would take 8 GiB),
+/// so the next allocation fails with a clear error instead of the machine
+/// running out of memory.
+pub const MAX_SQLITE_HEAP_BYTES: i64 = 4 << 30;
+
+/// The process-wide cap in force, for error messages (SQLite's own
+/// "out of memory" does not say which cap was met).
+static HEAP_LIMIT: AtomicI64 = AtomicI64::new(0);
+
+/// Sets every limit on `conn`, and the process-wide heap cap if it is not
+/// already at or below [`MAX_SQLITE_HEAP_BYTES`].
 pub fn apply(conn: &Connection) -> rusqlite::Result<()> {
     conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
     conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES)?;
+    set_process_heap_limit(conn, MAX_SQLITE_HEAP_BYTES)?;
     limit_database_size(conn)
+}
+
+/// Lowers the cap on all the memory SQLite holds in this process to
+/// `bytes`. SQLite lets a cap be lowered but never raised, so an embedder
+/// that wants less (a small container) calls this before loading worlds.
+pub fn lower_process_heap_limit(bytes: i64) -> rusqlite::Result<()> {
+    set_process_heap_limit(&Connection::open_in_memory()?, bytes)
+}
+
+/// Sets the process-wide cap through `conn` unless it is already lower.
+fn set_process_heap_limit(conn: &Connection, bytes: i64) -> rusqlite::Result<()> {
+    let current = HEAP_LIMIT.load(Ordering::Relaxed);
+    if current != 0 && current <= bytes {
+        return Ok(());
+    }
+    let now: i64 = conn.query_row(&format!("PRAGMA hard_heap_limit = {bytes}"), [], |r| {
+        r.get(0)
+    })?;
+    HEAP_LIMIT.store(now, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The process-wide cap set by [`lower_process_heap_limit`], in bytes (0
+/// before any world connection was opened).
+pub fn process_heap_limit() -> i64 {
+    HEAP_LIMIT.load(Ordering::Relaxed)
 }
 
 /// Caps the main database's size. A page-count limit belongs to the open

@@ -172,3 +172,67 @@ fn a_write_tool_cannot_grow_the_database_without_bound() {
     assert!(out.text.contains("`hoard`"), "{}", out.text);
     assert!(out.text.contains("128 MiB"), "{}", out.text);
 }
+
+/// Set in the child process of
+/// [`past_the_process_heap_limit_a_tool_fails_naming_the_limit`]: the heap
+/// cap is process-wide, so lowering it must not touch the other tests.
+const HEAP_CHILD: &str = "UNDERSTUDY_TEST_HEAP_CHILD";
+
+#[test]
+fn past_the_process_heap_limit_a_tool_fails_naming_the_limit() {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "bounds::heap_limit_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HEAP_CHILD, "1")
+        .output()
+        .expect("the child test runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran no test:\n{stdout}"
+    );
+    assert!(stdout.contains("heap child: refused"), "{stdout}");
+}
+
+/// The child's half: lowers the cap to 24 MiB, then a write tool that
+/// builds 80 MB of rows (under the 128 MiB database cap) must fail naming
+/// the memory cap, and the episode must go on working.
+#[test]
+fn heap_limit_child() {
+    if std::env::var_os(HEAP_CHILD).is_none() {
+        return; // run only as the child of the test above
+    }
+    let dir = copy_world(&mini_dir());
+    common::append(dir.path(), "schema.sql", "CREATE TABLE junk (b BLOB);");
+    write(
+        dir.path(),
+        "tools/hoard.toml",
+        "name = \"hoard\"\ndescription = \"fills memory\"\nbody = [\"INSERT INTO junk WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) SELECT randomblob(2000000) FROM n\"]\n",
+    );
+    let world = std::sync::Arc::new(World::load(dir.path()).expect("the world loads"));
+    let mut ep = Episode::new(world).expect("episode");
+    ep.reset("pay-back", 0).expect("reset");
+    understudy::sql::limits::lower_process_heap_limit(24 << 20).expect("lowered");
+    let out = ep
+        .step(&Action::tool("hoard", json!({})))
+        .expect("step")
+        .observation;
+    assert!(!out.ok, "{}", out.text);
+    assert!(out.text.contains("`hoard`"), "{}", out.text);
+    assert!(out.text.contains("24 MiB of memory"), "{}", out.text);
+    let next = ep
+        .query("SELECT count(*) AS n FROM junk", &serde_json::Map::new())
+        .expect("the episode still answers");
+    assert_eq!(next[0]["n"], json!(0), "the failed call left rows behind");
+    println!("heap child: refused");
+}
