@@ -752,48 +752,39 @@ mod tests {
 
     #[test]
     fn state_queries_read_as_records_and_amounts() {
-        assert_eq!(
-            say(
-                json!({"kind": "state", "query": "SELECT status FROM tickets WHERE id = 'T-1042'", "expect": {"equals": "closed"}})
+        let cases = [
+            (
+                json!({"kind": "state", "query": "SELECT status FROM tickets WHERE id = 'T-1042'", "expect": {"equals": "closed"}}),
+                "Ticket T-1042 ends up with status “closed”",
             ),
-            "Ticket T-1042 ends up with status “closed”"
-        );
-        assert_eq!(
-            say(
-                json!({"kind": "state", "query": "SELECT count(*) FROM refunds WHERE invoice_id = 'INV-24073' AND amount_cents = 7900", "expect": {"equals": 1}})
+            (
+                json!({"kind": "state", "query": "SELECT count(*) FROM refunds WHERE invoice_id = 'INV-24073' AND amount_cents = 7900", "expect": {"equals": 1}}),
+                "Exactly one refund with invoice ID “INV-24073” and amount $79.00 exists",
             ),
-            "Exactly one refund with invoice ID “INV-24073” and amount $79.00 exists"
-        );
-        assert_eq!(
-            say(
-                json!({"kind": "state", "query": "SELECT json_object('status', \"status\", 'refunded_cents', \"refunded_cents\") FROM \"invoices\" WHERE \"id\" = 'INV-24073'", "expect": {"json_includes": "{\"status\": \"refunded\", \"refunded_cents\": 7900}"}})
+            (
+                json!({"kind": "state", "query": "SELECT json_object('status', \"status\", 'refunded_cents', \"refunded_cents\") FROM \"invoices\" WHERE \"id\" = 'INV-24073'", "expect": {"json_includes": "{\"status\": \"refunded\", \"refunded_cents\": 7900}"}}),
+                "Invoice INV-24073 ends up with status “refunded” and refunded $79.00",
             ),
-            "Invoice INV-24073 ends up with status “refunded” and refunded $79.00"
-        );
-        assert_eq!(
-            say(
-                json!({"kind": "state", "query": "SELECT json_object('id', \"id\", 'amount_cents', \"amount_cents\") FROM \"refunds\" WHERE \"id\" = 'RF-1'", "expect": {"json_includes": "{\"id\": \"RF-1\", \"amount_cents\": 7900, \"approval_code\": null}"}})
+            (
+                json!({"kind": "state", "query": "SELECT json_object('id', \"id\", 'amount_cents', \"amount_cents\") FROM \"refunds\" WHERE \"id\" = 'RF-1'", "expect": {"json_includes": "{\"id\": \"RF-1\", \"amount_cents\": 7900, \"approval_code\": null}"}}),
+                "Refund RF-1 ends up with amount $79.00",
             ),
-            "Refund RF-1 ends up with amount $79.00"
-        );
-        assert_eq!(
-            say(
-                json!({"kind": "state", "query": "SELECT 1 FROM subscriptions WHERE id = 'SUB-1'", "expect": {"rows": 0}})
+            (
+                json!({"kind": "state", "query": "SELECT 1 FROM subscriptions WHERE id = 'SUB-1'", "expect": {"rows": 0}}),
+                "Subscription SUB-1 does not exist (or no longer exists)",
             ),
-            "Subscription SUB-1 does not exist (or no longer exists)"
-        );
-        assert_eq!(
-            say(
-                json!({"kind": "state", "query": "SELECT resolution FROM tickets WHERE id = 'T-1042'", "expect": {"contains": "79.00"}})
+            (
+                json!({"kind": "state", "query": "SELECT resolution FROM tickets WHERE id = 'T-1042'", "expect": {"contains": "79.00"}}),
+                "Ticket T-1042: its resolution mentions “79.00”",
             ),
-            "Ticket T-1042: its resolution mentions “79.00”"
-        );
-        assert_eq!(
-            say(
-                json!({"kind": "state", "query": "SELECT count(*) FROM refunds WHERE invoice_id = 'INV-1'", "expect": {"equals": 0}, "points": -2})
+            (
+                json!({"kind": "state", "query": "SELECT count(*) FROM refunds WHERE invoice_id = 'INV-1'", "expect": {"equals": 0}, "points": -2}),
+                "Must not happen: no refunds with invoice ID “INV-1” exist",
             ),
-            "Must not happen: no refunds with invoice ID “INV-1” exist"
-        );
+        ];
+        for (criterion, words) in cases {
+            assert_eq!(say(criterion), words);
+        }
     }
 
     #[test]
