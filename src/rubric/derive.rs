@@ -370,7 +370,27 @@ fn derive_task(
                     })
             };
             let id = unique(format!("{}-{}", slug(table), slug(key)));
-            let fields = changed_fields(old.as_ref(), record, &written);
+            let fields = changed_fields(old.as_ref(), record, &written)
+                .filter(|f| !already_so(old.as_ref(), f));
+            if fields.is_none() && !added && info.document_column.is_none() {
+                // Only open fields changed; a timestamp gold set where there
+                // was none (`used_at`) still says the change happened.
+                for field in timestamps_set(old.as_ref(), record) {
+                    let id = unique(format!(
+                        "{}-{}-{}-set",
+                        slug(table),
+                        slug(key),
+                        slug(&field)
+                    ));
+                    body.push_str(&format!(
+                        "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"state\"\nquery = {}\nexpect = {{ null = false }}\npoints = 1\n",
+                        q(&id),
+                        q(&format!("{} {key} gets a {field}, as in the gold run (its time is left open).", singular(table))),
+                        q(&format!("SELECT {} FROM {} WHERE {}", ident(&field), ident(table), target(key))),
+                    ));
+                    positives += 1;
+                }
+            }
             match fields {
                 Some(fields) => {
                     let names: Vec<&String> = fields
@@ -406,6 +426,36 @@ fn derive_task(
                 }
                 // Only free text or timestamps changed: nothing to pin.
                 None => {}
+            }
+            if info.document_column.is_none() {
+                for (field, values) in free_text_values(old.as_ref(), record) {
+                    let id = unique(format!(
+                        "{}-{}-{}-values",
+                        slug(table),
+                        slug(key),
+                        slug(&field)
+                    ));
+                    let checks: Vec<String> = values
+                        .iter()
+                        .map(|v| format!("instr({}, {}) > 0", ident(&field), sql_str(v)))
+                        .collect();
+                    body.push_str(&format!(
+                        "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"state\"\nquery = {}\nexpect = {{ equals = 1 }}\npoints = 1\n",
+                        q(&id),
+                        q(&format!(
+                            "{} {key}'s {field} mentions {} (the amounts and ids the gold run wrote there; its wording is left open).",
+                            singular(table),
+                            values.join(", ")
+                        )),
+                        q(&format!(
+                            "SELECT {} FROM {} WHERE {}",
+                            checks.join(" AND "),
+                            ident(table),
+                            target(key)
+                        )),
+                    ));
+                    positives += 1;
+                }
             }
         }
         for key in &tc.removed {
@@ -457,10 +507,12 @@ fn derive_task(
             (None, Some(_)) => ("number", q(output)),
             (None, None) => ("contains", q(output)),
         };
+        let allow = context_values(output, &task.outputs, &said);
         body.push_str(&format!(
-            "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"message\"\n{field} = {value}\npoints = 1\n",
+            "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"message\"\n{field} = {value}\n{}points = 1\n",
             q(&id),
             q(&format!("Tells the user {output}, committing to it: no competing value of its kind in what is said.")),
+            if allow.is_empty() { String::new() } else { format!("allow = [{}]\n", allow.join(", ")) },
         ));
         positives += 1;
     }
@@ -610,6 +662,113 @@ fn derive_task(
         ));
     }
     Ok(out)
+}
+
+/// Whether every field of `fields` already has that value in `old`: a
+/// criterion on them is met before anything happens (the ids a write
+/// names on a record whose only change is a timestamp).
+fn already_so(old: Option<&Value>, fields: &Value) -> bool {
+    match (old.and_then(Value::as_object), fields.as_object()) {
+        (Some(o), Some(f)) => f.iter().all(|(k, v)| o.get(k) == Some(v)),
+        _ => false,
+    }
+}
+
+/// The timestamp fields of `new` that were NULL in `old`.
+fn timestamps_set(old: Option<&Value>, new: &Value) -> Vec<String> {
+    let (Some(o), Some(n)) = (old.and_then(Value::as_object), new.as_object()) else {
+        return Vec::new();
+    };
+    n.iter()
+        .filter(|(k, v)| {
+            v.as_str().is_some_and(is_timestamp) && o.get(k.as_str()).is_some_and(Value::is_null)
+        })
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// The amounts and ids in each free-text field gold wrote (a resolution
+/// "refunded $79.00 on INV-24073"), by field: wording is left open, but a
+/// note that drops the figures it should carry is not what gold did.
+/// Dates and plain counts are left out: they are written too many ways.
+fn free_text_values(old: Option<&Value>, new: &Value) -> Vec<(String, Vec<String>)> {
+    use super::values::{stated_values, ValueKind};
+    let Some(fields) = new.as_object() else {
+        return Vec::new();
+    };
+    let before = old.and_then(Value::as_object);
+    let mut out = Vec::new();
+    for (field, value) in fields {
+        let Some(text) = value.as_str().filter(|t| is_free_text(t)) else {
+            continue;
+        };
+        if before.and_then(|b| b.get(field)) == Some(value) {
+            continue;
+        }
+        let mut values: Vec<String> = Vec::new();
+        for v in stated_values(text) {
+            if !matches!(v.kind, ValueKind::Money | ValueKind::Id(_)) {
+                continue;
+            }
+            let shown = v.text.trim_start_matches(['$', '€', '£', ' ']).to_string();
+            if !shown.is_empty() && !values.contains(&shown) {
+                values.push(shown);
+            }
+        }
+        if !values.is_empty() {
+            out.push((field.clone(), values));
+        }
+    }
+    out
+}
+
+/// The values of `output`'s kind that gold's messages state besides the
+/// task's outputs (the list price beside a prorated charge), as TOML
+/// `allow` entries: gold says them, so they are context, not competing
+/// answers. Wrong candidates an agent adds still compete.
+fn context_values(output: &str, outputs: &[String], said: &[String]) -> Vec<String> {
+    use super::values::{stated_values, ValueKey};
+    let whole = |text: &str| {
+        stated_values(text)
+            .into_iter()
+            .find(|v| v.start == 0 && v.end == text.trim_end().len())
+    };
+    let Some(answer) = whole(output.trim()) else {
+        return Vec::new();
+    };
+    let answers: Vec<ValueKey> = outputs
+        .iter()
+        .filter_map(|o| whole(o.trim()).map(|v| v.key))
+        .collect();
+    let stated: Vec<_> = said.iter().flat_map(|m| stated_values(m)).collect();
+    // The answer's kind is how gold writes it: "4,789" in the task may be
+    // "$4,789" (money) in gold's message.
+    let mut kinds: Vec<_> = stated
+        .iter()
+        .filter(|v| answer.key.same(&v.key))
+        .map(|v| v.kind.clone())
+        .collect();
+    if kinds.is_empty() {
+        kinds.push(answer.kind);
+    }
+    let mut seen: Vec<ValueKey> = Vec::new();
+    let mut out = Vec::new();
+    for v in stated {
+        if !kinds.contains(&v.kind)
+            || answers.iter().any(|a| a.same(&v.key))
+            || seen.iter().any(|k| k.same(&v.key))
+        {
+            continue;
+        }
+        out.push(match &v.key {
+            ValueKey::Number(n) if n.fract() == 0.0 => format!("{n:.1}"),
+            ValueKey::Number(n) => format!("{n}"),
+            ValueKey::Date(d) => q(&d.to_string()),
+            ValueKey::Text(_) => q(&v.text),
+        });
+        seen.push(v.key);
+    }
+    out
 }
 
 pub(super) fn table_columns(episode: &Episode, table: &str) -> Result<Vec<String>> {

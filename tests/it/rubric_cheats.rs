@@ -419,3 +419,45 @@ fn drafts_for_a_world_written_from_the_docs_pass_lint() {
         ],
     );
 }
+
+/// Support-desk's gold runs quote context beside their answers (the list
+/// price beside a prorated charge), close tickets with notes that carry
+/// the amounts, and mark approvals used with only a timestamp: fresh drafts
+/// must still pass lint whole, every cheat class included.
+#[test]
+fn fresh_drafts_for_support_desk_pass_lint() {
+    let dir = common::copy_world(&common::repo().join("fixtures/worlds/support-desk"));
+    for entry in std::fs::read_dir(dir.path().join("rubrics")).expect("rubrics folder") {
+        std::fs::remove_file(entry.expect("entry").path()).expect("removed");
+    }
+    let w = Arc::new(World::load(dir.path()).expect("support-desk loads"));
+    let summary = derive::derive_all(&w, &DeriveOptions::default()).expect("derives");
+    assert_eq!(summary.written.len(), 9, "{:?}", summary.skipped);
+    let upgrade =
+        std::fs::read_to_string(dir.path().join("rubrics/upgrade-with-verification.toml"))
+            .expect("written");
+    assert!(
+        upgrade.contains("allow = [120.0]"),
+        "gold's own context is allowed: {upgrade}"
+    );
+    assert!(
+        upgrade.contains("mentions 108.39, 199.00"),
+        "the resolution's figures are pinned: {upgrade}"
+    );
+    let approved =
+        std::fs::read_to_string(dir.path().join("rubrics/approved-migration-refund.toml"))
+            .expect("written");
+    assert!(approved.contains("expect = { null = false }"), "{approved}");
+    let w = Arc::new(World::load(dir.path()).expect("loads"));
+    let tasks: Vec<String> = w.tasks.keys().cloned().collect();
+    assert_cheats_caught(
+        &w,
+        &tasks,
+        &[
+            MutantKind::Stuffing,
+            MutantKind::Spray,
+            MutantKind::NearMiss,
+            MutantKind::Disclosure,
+        ],
+    );
+}
