@@ -49,7 +49,7 @@
 //! - [`judge::JudgeCommand`]: an external judge program.
 //! - [`lint`]: gold, do-nothing and mutation checks; [`batch`]: JSONL and
 //!   stored episodes scored on all cores, with a summary;
-//!   [`derive`]: rubrics derived from a task's gold solution.
+//!   [`derive`](mod@derive): rubrics derived from a task's gold solution.
 
 pub mod batch;
 pub mod cheats;
