@@ -47,9 +47,6 @@ pub mod plugin;
 pub(crate) mod python;
 pub mod recorder;
 pub mod replay;
-// TODO(missing_docs): 160 items in rubric/ (lint, score, batch, mutations) still
-// lack docs; they are written once the rubric workspace branch has landed.
-#[allow(missing_docs)]
 pub mod rubric;
 pub mod script;
 pub mod sql;

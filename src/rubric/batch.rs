@@ -32,9 +32,17 @@ use crate::world::World;
 pub struct Trajectory {
     /// 1-based line in the input file, when it came from one.
     pub line: Option<usize>,
+    /// The episode's id when the line or the store gives one; the score carries
+    /// it.
     pub episode_id: Option<String>,
+    /// The task to replay and score; it exists in the world (checked when the
+    /// line is parsed).
     pub task_id: String,
+    /// The seed the task is reset with before the replay (0 when the line gives
+    /// none).
     pub seed: u64,
+    /// The actions, replayed in order from the seeded world; retracted steps are
+    /// already left out.
     pub actions: Vec<Action>,
     /// Grades already given to judged criteria.
     pub judgments: Vec<Judgment>,
@@ -291,22 +299,35 @@ fn score_one(
 /// One line of the per-episode output.
 #[derive(Debug, Clone, Serialize)]
 pub struct ScoredLine<'a> {
+    /// The 1-based input line the trajectory came from; left out for stored
+    /// episodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
+    /// The score, its fields flattened into the line.
     #[serde(flatten)]
     pub score: &'a Score,
 }
 
+/// What `understudy score` prints after scoring (a table, or this as JSON):
+/// the mean with its interval, pass rates, pass^k and per-criterion rates.
+/// Built by [`summarize`].
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// Scores summarized.
     pub episodes: usize,
     /// With a value (nothing pending).
     pub scored: usize,
+    /// Episodes without a value because a judged criterion is still pending;
+    /// left out of `mean`, `ci95` and `full_marks`.
     pub pending: usize,
+    /// Mean value of the `scored` episodes; `None` when there are none.
     pub mean: Option<f64>,
     /// 95% percentile bootstrap interval of the mean.
     pub ci95: Option<[f64; 2]>,
+    /// Resamples behind `ci95` ([`BOOTSTRAP_RESAMPLES`]).
     pub bootstrap_resamples: usize,
+    /// Seed of the SplitMix64 generator behind `ci95` (`--seed`): the same seed
+    /// gives the same interval on every machine.
     pub bootstrap_seed: u64,
     /// Share of scored episodes with full marks.
     pub full_marks: Option<f64>,
@@ -327,26 +348,43 @@ pub struct Summary {
     pub judge_errors: usize,
 }
 
+/// pass^k for one k: the chance that k runs of a task, drawn without
+/// replacement from its decided runs, all pass ([`pass_hat_k`]), averaged
+/// over the tasks that have at least k decided runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct PassK {
+    /// Runs drawn: from 1 up to the most decided runs any task has, at most 16.
     pub k: usize,
     /// Tasks with at least k scored runs (the average is over these).
     pub tasks: usize,
+    /// The average, in [0, 1].
     pub value: f64,
 }
 
+/// How often one criterion was met, over the episodes where its result was
+/// known.
 #[derive(Debug, Clone, Serialize)]
 pub struct CriterionRate {
+    /// The task, in the per-task rates; `None` in the rates by criterion id
+    /// across tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// The criterion's id; across tasks, criteria that share an id are counted
+    /// together.
     pub criterion_id: String,
     /// Positive for what must happen, negative for what must not.
     pub points: f64,
+    /// Episodes where it was met; for a negative criterion, where the bad thing
+    /// happened.
     pub met: usize,
+    /// Episodes where its result was known: pending ones are left out, and a
+    /// check that could not run counts as failed closed.
     pub evaluated: usize,
+    /// `met / evaluated`, in [0, 1]; for a negative criterion, high is bad.
     pub rate: f64,
 }
 
+/// Resamples of the bootstrap interval in every [`Summary`].
 pub const BOOTSTRAP_RESAMPLES: usize = 1000;
 
 /// Summarizes scores. `seed` makes the bootstrap reproducible.

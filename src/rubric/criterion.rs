@@ -16,6 +16,8 @@ use super::kinds::state::{self, StateCheck};
 /// One criterion of a rubric, validated against its world.
 #[derive(Debug, Clone, Serialize)]
 pub struct Criterion {
+    /// Unique within its rubric: lowercase letters, digits, `-`, `_` and `.`.
+    /// Scores, judgments and lint reports name the criterion by it.
     pub id: String,
     /// What an expert reads: the behaviour, in plain words.
     pub description: String,
@@ -26,8 +28,10 @@ pub struct Criterion {
     /// Whether `pass` needs this criterion to come out right: met when its
     /// points are positive, not met when they are negative (default).
     pub required: bool,
+    /// The section it counts in; given exactly when the rubric has sections.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
+    /// Which kind of check it is (the compiled check itself is not public).
     pub kind: CriterionKind,
     /// The criterion as written, for display.
     pub spec: Value,
@@ -40,14 +44,25 @@ pub struct Criterion {
     pub(crate) check: Check,
 }
 
+/// What a criterion looks at, as a rubric file names it in `kind = ".."`
+/// (and as it is serialized).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum CriterionKind {
+    /// The final world: a read-only SQL query with an `expect`, or which records
+    /// may differ from the seeded world.
     State,
+    /// The tool calls made: which tool, with which arguments, how often and in
+    /// what order.
     Action,
+    /// What was said to the customer: a number, phrase, regex or date; committed
+    /// to, when it must be met.
     Message,
+    /// Whose records: writes to, or disclosures of, records outside the task's
+    /// subject. Needs the world's `[scope]` and negative points.
     Scope,
+    /// Graded by a person or a judge command; pending until then, never guessed.
     Judged,
 }
 

@@ -27,15 +27,20 @@ use crate::episode::{Changes, Episode};
 use crate::error::{Error, Result};
 use crate::world::{Task, ToolKind, World};
 
+/// What [`derive_all`] derives (the command line's `--task` and `--force`).
 #[derive(Debug, Clone, Default)]
 pub struct DeriveOptions {
+    /// Only this task; `None` derives every task. A task the world does not
+    /// have is an error.
     pub task: Option<String>,
     /// Replace rubric files that already exist.
     pub overwrite: bool,
 }
 
+/// What [`derive_all`] did: the files it wrote and the tasks it left alone.
 #[derive(Debug, Clone, Default)]
 pub struct DeriveSummary {
+    /// The rubric files written, in the world's task order.
     pub written: Vec<PathBuf>,
     /// `task: why` for each task left alone.
     pub skipped: Vec<String>,

@@ -31,25 +31,39 @@ pub type Fields = Map<String, Value>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RubricDoc {
+    /// The task the rubric grades; the file is saved as `<task>.toml`.
     pub task: String,
+    /// The rubric's `version` as text ("1" when the file gives none); bump it
+    /// when a criterion changes meaning.
     pub version: String,
+    /// A short name for people; left out of the file when blank.
     #[serde(default)]
     pub title: String,
+    /// Notes for annotators; left out of the file when blank.
     #[serde(default)]
     pub notes: String,
+    /// Whether the task's reference solution must score 1.0 in lint; `false`
+    /// needs at least one `gold` run.
     #[serde(default = "yes")]
     pub solution_is_gold: bool,
     /// The comment lines at the top of the file (kept as they are).
     #[serde(default)]
     pub header: String,
+    /// Each `[[sections]]` table, its fields as written (`id`, `title`,
+    /// `weight`, `parent`).
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "Array<Record<string, unknown>>"))]
     pub sections: Vec<Fields>,
+    /// Each `[[criteria]]` table, its fields as an author writes them (`id`,
+    /// `kind`, `tool`, `args`, `points`, …). A blank `description` is filled
+    /// with the criterion's sentence when the rubric is checked or saved.
     #[cfg_attr(feature = "ts", ts(type = "Array<Record<string, unknown>>"))]
     pub criteria: Vec<Fields>,
+    /// Each `[[forbidden]]` table: `tool` and `args`, or `message`; and `why`.
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "Array<Record<string, unknown>>"))]
     pub forbidden: Vec<Fields>,
+    /// Each `[[gold]]` run: `why` and `actions`.
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "Array<Record<string, unknown>>"))]
     pub gold: Vec<Fields>,
@@ -77,9 +91,12 @@ pub struct DocProblem {
 pub struct Checked {
     /// One sentence per criterion, in order (also for ones with problems).
     pub sentences: Vec<String>,
+    /// Every problem the loader found, placed at its criterion and field; empty
+    /// when the rubric compiles (only then can it be saved).
     pub problems: Vec<DocProblem>,
     /// The canonical file text, and the SHA-256 of its bytes.
     pub toml: String,
+    /// SHA-256 of the bytes of `toml`: the hash scores record once it is saved.
     pub hash: String,
 }
 
@@ -450,9 +467,11 @@ pub fn draft(
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TableColumns {
+    /// The table's name, as SQL names it.
     pub name: String,
     /// The column naming a record (`id`), if the table has one.
     pub key: Option<String>,
+    /// Its column names.
     pub columns: Vec<String>,
 }
 
@@ -476,10 +495,12 @@ pub fn tables(world: &Arc<World>) -> Result<Vec<TableColumns>> {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Saved {
+    /// The file written: `<dir>/<task>.toml`.
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: PathBuf,
     /// SHA-256 of the file's bytes: the hash scores record.
     pub hash: String,
+    /// The rubric's `version` as saved.
     pub version: String,
 }
 

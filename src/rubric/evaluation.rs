@@ -18,7 +18,9 @@ use crate::observation::Observation;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ChangeRef {
+    /// The table the record is in.
     pub table: String,
+    /// The record's primary key, as text.
     pub key: String,
     /// `added`, `changed` or `removed`.
     pub change: String,
@@ -34,12 +36,14 @@ pub struct Evidence {
     /// violated the criterion.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<usize>,
+    /// The SQL a state criterion ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// The first rows the query returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "Array<unknown> | null"))]
     pub rows: Option<Vec<Value>>,
+    /// How many rows the query returned (`rows` holds only the first five).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_count: Option<usize>,
     /// The value that was compared.
@@ -55,6 +59,7 @@ pub struct Evidence {
     /// The words of a message that matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<String>,
+    /// The grade of a judged criterion, once a person or a judge command gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judgment: Option<Judgment>,
 }

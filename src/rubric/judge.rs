@@ -24,8 +24,12 @@ use crate::world::World;
 /// An external judge program and its time limit.
 #[derive(Debug, Clone)]
 pub struct JudgeCommand {
+    /// The program, started directly (never through a shell).
     pub program: String,
+    /// Its arguments, as [`JudgeCommand::parse`] split them.
     pub args: Vec<String>,
+    /// How long one judgment may take; more than 0. A judge still running then
+    /// is killed with its process group, and the criterion stays pending.
     pub timeout: Duration,
 }
 

@@ -8,15 +8,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Judgment {
+    /// Id of the graded criterion in the episode's rubric.
     pub criterion_id: String,
     /// The criterion's hash when it was graded; a judgment of an edited
     /// criterion no longer counts. `None` applies to any version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub criterion_hash: Option<String>,
+    /// The grade: whether the criterion was met (for a negative criterion,
+    /// whether the bad thing happened).
     pub met: bool,
+    /// Why, in the grader's words; the score shows it as the criterion's
+    /// evidence.
     pub reason: String,
     /// Who graded: an expert id, or `command:<program>` for a judge command.
     pub judge: String,
+    /// When it was graded, as RFC 3339 UTC text; empty when the input did not
+    /// say.
     #[serde(default)]
     pub at: String,
 }

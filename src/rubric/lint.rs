@@ -33,6 +33,9 @@ use crate::error::{Error, Result};
 use crate::store::{EpisodeFilter, EpisodeStatus, Store};
 use crate::world::World;
 
+/// What [`lint`] and [`lint_rubric`] check (the command line's `--task` and
+/// `--min-mutation-score`). `task` only narrows [`lint`]: [`lint_rubric`]
+/// always lints its rubric's own task. The default lints every task at 90%.
 #[derive(Debug, Clone)]
 pub struct LintOptions {
     /// Only this task.
@@ -50,35 +53,70 @@ impl Default for LintOptions {
     }
 }
 
+/// The lint of a world's rubrics: one [`TaskLint`] per task and the totals
+/// `understudy rubric lint` prints (its `--json` output is this, serialized).
 #[derive(Debug, Clone, Serialize)]
 pub struct LintReport {
+    /// Id of the linted world.
     pub world_id: String,
+    /// Its version, as the report's first line prints it.
     pub world_version: String,
+    /// Its content hash. Rubrics are not part of it: each task's `rubric_hash`
+    /// names the rubric linted.
     pub world_hash: String,
+    /// The threshold each task's mutation score was held to, a fraction in
+    /// [0, 1] (from [`LintOptions::min_mutation_score`]).
     pub min_mutation_score: f64,
+    /// One entry per task linted, in the world's task order.
     pub tasks: Vec<TaskLint>,
+    /// Tasks whose lint found no problem.
     pub passed: usize,
+    /// Tasks with at least one problem; `passed + failed` is `tasks.len()`.
     pub failed: usize,
     /// Over all tasks: mutants counted, caught, and left out as equivalent.
     pub mutants: usize,
+    /// Of `mutants`, those the rubrics caught.
     pub caught: usize,
+    /// Uncaught mutants left out of `mutants` as equivalent to gold.
     pub equivalent: usize,
+    /// `caught / mutants`; `None` when no mutant was counted. Like the per-task
+    /// [`MutationScore`] it covers only the classes of
+    /// [`MutantKind::in_mutation_score`]; the cheat classes are in `classes`.
+    /// It is not held to the threshold: each task is.
     pub mutation_score: Option<f64>,
     /// Per mutant class over all tasks.
     pub classes: Vec<ClassScore>,
 }
 
+/// The lint of one task's rubric: every run it was checked on, what each
+/// scored, and the problems that fail it.
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskLint {
+    /// Id of the task whose rubric was linted.
     pub task_id: String,
+    /// Whether the rubric passed lint: true exactly when `problems` is empty.
     pub ok: bool,
     /// What failed, in sentences.
     pub problems: Vec<String>,
+    /// The linted rubric's `version`; `None` when the task has no rubric (then
+    /// `problems` says so and nothing was run).
     pub rubric_version: Option<String>,
+    /// SHA-256 of the linted rubric file's bytes; `None` when the task has no
+    /// rubric.
     pub rubric_hash: Option<String>,
+    /// Every gold run checked, each of which must reach 1.0 at best: the
+    /// reference solution (unless the rubric says `solution_is_gold = false`),
+    /// the approved episodes in the store, then the rubric's `[[gold]]` runs.
     pub gold: Vec<RunResult>,
+    /// The empty run, which must score 0 even at best; `None` only when the
+    /// task has no rubric.
     pub do_nothing: Option<RunResult>,
+    /// Every mutant and cheat mutant of the first gold run, as scored; empty
+    /// without a gold run. A detour whose wrong write failed, or that did not
+    /// end in gold's state, is not a detour and is left out.
     pub mutants: Vec<MutantResult>,
+    /// This task's mutation score, which fails the task below
+    /// [`LintOptions::min_mutation_score`].
     pub mutation: MutationScore,
     /// Per mutant class (the cheat classes included), the classes that
     /// have mutants for this task.
@@ -90,44 +128,79 @@ pub struct TaskLint {
 /// How one class of mutants fared.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassScore {
+    /// The class; reports print its [`MutantKind::name`].
     pub class: MutantKind,
     /// Mutants counted (all but the equivalent ones).
     pub total: usize,
+    /// Mutants of the class caught (for a cheat class: scored below gold and did
+    /// not pass).
     pub caught: usize,
+    /// Uncaught mutants left out of `total` as equivalent to gold (for detours:
+    /// every uncaught one).
     pub equivalent: usize,
 }
 
+/// Mutants caught out of those counted, over the classes that make the
+/// mutation score ([`MutantKind::in_mutation_score`]: dropped steps,
+/// perturbed arguments, forbidden actions, the dropped final message).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MutationScore {
     /// Mutants counted (all but the uncaught equivalent ones).
     pub total: usize,
+    /// Of `total`, the mutants whose best score is below gold's.
     pub caught: usize,
+    /// Uncaught mutants that end in gold's state and say gold's messages, left
+    /// out of `total`.
     pub equivalent: usize,
+    /// `caught / total`, a fraction in [0, 1]; `None` when `total` is 0 (no gold
+    /// run, or nothing in it to mutate).
     pub score: Option<f64>,
 }
 
+/// What one run (a gold run, or doing nothing) scored, and the criteria that
+/// kept it from full marks.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
     /// `solution`, or `episode <id>`.
     pub source: String,
+    /// The score; `None` while a judged criterion is pending (lint never grades
+    /// them, so any judged criterion leaves it `None`).
     pub value: Option<f64>,
+    /// The lowest and highest score still possible, `[low, high]`. Lint holds
+    /// the high end to 1.0 for gold and to 0 for doing nothing.
     pub range: [f64; 2],
     /// Positive criteria not met.
     pub unmet: Vec<String>,
     /// Negative criteria that fired.
     pub penalized: Vec<String>,
+    /// Ids of gates that were not met (the score is then 0).
     pub failed_gates: Vec<String>,
+    /// Ids of criteria whose check could not run on this run; they count
+    /// against it, and a gold run with any fails lint.
     pub errors: Vec<String>,
+    /// Ids of judged criteria left ungraded.
     pub pending: Vec<String>,
 }
 
+/// How one mutant of the gold run fared.
 #[derive(Debug, Clone, Serialize)]
 pub struct MutantResult {
+    /// The mutant's stable id ([`Mutant::id`](mutations::Mutant::id)), e.g.
+    /// `drop:4` or `arg:4:amount:+1`.
     pub id: String,
+    /// Its class. A [`MutantKind::Forbidden`] call the world refused is reported
+    /// as a [`MutantKind::RefusedAttempt`].
     pub kind: MutantKind,
+    /// What changed, for the annotator: "step 2 (transfer): amount 25.0 → 26.0".
     pub description: String,
+    /// The mutant's lowest and highest possible score, `[low, high]`.
     pub range: [f64; 2],
+    /// Whether the rubric noticed: the mutant's best score is below gold's, and
+    /// for a class of [`MutantKind::must_all_be_caught`] it also did not pass
+    /// (stuffing alone must score 0 outright).
     pub caught: bool,
+    /// Left out of the mutation score: uncaught, and nothing that happened tells
+    /// it apart from gold (`equivalent_reason` says why).
     pub equivalent: bool,
     /// Why an equivalent mutant cannot be told from gold.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,8 +239,14 @@ impl RunResult {
 /// A gold trajectory to check.
 #[derive(Debug, Clone)]
 pub struct Gold {
+    /// Where it came from, as reports name it: `solution`, `episode <id>` (with
+    /// both world versions when it was recorded in another one), or
+    /// `rubric gold <n> (line <l>)`.
     pub source: String,
+    /// The seed the task is reset with before the replay: 0 for the solution and
+    /// `[[gold]]` runs, the episode's own seed for stored ones.
     pub seed: u64,
+    /// The actions, replayed in order from the seeded world.
     pub actions: Vec<Action>,
 }
 
@@ -356,7 +435,10 @@ const EPS: f64 = 1e-9;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LintProgress {
+    /// Runs replayed and scored so far.
     pub done: usize,
+    /// Runs known to come, `done` included; it grows once the mutants of gold
+    /// are known, so the bar may move back.
     pub total: usize,
 }
 

@@ -49,7 +49,7 @@
 //! - [`judge::JudgeCommand`]: an external judge program.
 //! - [`lint`]: gold, do-nothing and mutation checks; [`batch`]: JSONL and
 //!   stored episodes scored on all cores, with a summary;
-//!   [`derive`]: rubrics derived from a task's gold solution.
+//!   [`derive`](mod@derive): rubrics derived from a task's gold solution.
 
 pub mod batch;
 pub mod cheats;
@@ -102,15 +102,27 @@ pub const RUBRICS_DIR: &str = "rubrics";
 /// A task's rubric, validated against its world.
 #[derive(Debug, Clone, Serialize)]
 pub struct Rubric {
+    /// The task it grades; the file is named after it.
     pub task_id: String,
+    /// The file's `format`; loading refuses any but [`FORMAT`].
     pub format: u32,
+    /// The author's `version`, bumped when a criterion changes meaning; every
+    /// score records it.
     pub version: String,
+    /// A short name for people; may be empty.
     pub title: String,
+    /// Free text for annotators (known issues, judgment calls); scoring ignores
+    /// it.
     pub notes: String,
     /// SHA-256 of the file's bytes.
     pub hash: String,
+    /// The file it was read from; for [`Rubric::from_str`], the `source` it was
+    /// given, under the world's folder.
     pub path: PathBuf,
+    /// The weighted groups of criteria, in file order; empty when the rubric has
+    /// none (then the score is one sum over all criteria).
     pub sections: Vec<Section>,
+    /// The criteria, in file order; at least one has positive points.
     pub criteria: Vec<Criterion>,
     /// Actions the policy forbids here; lint adds each to the gold run.
     pub forbidden: Vec<Forbidden>,
@@ -120,6 +132,8 @@ pub struct Rubric {
     pub solution_is_gold: bool,
     /// The world it was validated against.
     pub world_id: String,
+    /// That world's content hash. A rubric is valid only for the world it was
+    /// checked against: [`Rubric::load`] reloads it when the world changes.
     pub world_hash: String,
     /// SHA-256 of the task's definition in that world.
     pub task_hash: String,
@@ -128,23 +142,40 @@ pub struct Rubric {
 /// A weighted group of criteria or of sub-sections.
 #[derive(Debug, Clone, Serialize)]
 pub struct Section {
+    /// Unique among the rubric's sections; criteria name it in `section`.
     pub id: String,
+    /// For people; the id when the file gives none.
     pub title: String,
+    /// Its weight in the mean of its siblings under the parent (or at the top
+    /// level); greater than 0, 1 when the file gives none.
     pub weight: f64,
+    /// The section it is nested in; `None` at the top level.
     pub parent: Option<String>,
 }
 
+/// A `[[gold]]` run of the rubric: actions the annotator vouches for. Lint
+/// replays it with seed 0 and requires 1.0; the runs matter most when the
+/// reference solution is not a full-marks run (`solution_is_gold = false`).
 #[derive(Debug, Clone, Serialize)]
 pub struct GoldExample {
+    /// The run's actions, in order.
     pub actions: Vec<Action>,
+    /// What the run shows, in the annotator's words; may be empty.
     pub why: String,
+    /// 1-based line of the `[[gold]]` entry in the rubric file, for reports.
     pub line: usize,
 }
 
+/// A `[[forbidden]]` entry: an action the policy forbids in this task. Lint
+/// adds it to the gold run, and the rubric must score that mutant lower.
 #[derive(Debug, Clone, Serialize)]
 pub struct Forbidden {
+    /// The forbidden tool call, or a message that must never be said.
     pub action: Action,
+    /// Why it is forbidden (say, the policy rule), shown in the mutant's
+    /// description; may be empty.
     pub why: String,
+    /// 1-based line of the entry in the rubric file.
     pub line: usize,
 }
 
@@ -197,6 +228,7 @@ impl Rubric {
         finish(world, rubric, diags, Path::new(source))
     }
 
+    /// The criterion with this id, if the rubric has one.
     pub fn criterion(&self, id: &str) -> Option<&Criterion> {
         self.criteria.iter().find(|c| c.id == id)
     }
@@ -252,6 +284,7 @@ fn finish(
 /// Every rubric of a world, by task id.
 #[derive(Debug, Clone, Default)]
 pub struct RubricSet {
+    /// The rubrics by task id, in task id order.
     pub rubrics: indexmap::IndexMap<String, Arc<Rubric>>,
 }
 
@@ -335,6 +368,7 @@ impl RubricSet {
         }
     }
 
+    /// The rubric of `task_id`, if the world has one.
     pub fn get(&self, task_id: &str) -> Option<&Arc<Rubric>> {
         self.rubrics.get(task_id)
     }
@@ -400,6 +434,7 @@ impl Drop for Pooled<'_> {
 pub struct Replayed {
     /// The actions applied (those after the episode ended are dropped).
     pub actions: Vec<Action>,
+    /// What each applied action returned, one per entry of `actions`.
     pub observations: Vec<Observation>,
     /// Actions given after the episode had ended.
     pub ignored: usize,

@@ -24,20 +24,49 @@ use crate::world::{ToolKind, World};
 /// nothing about the case.
 pub const BLAND_TEXT: &str = "Handled as requested.";
 
+/// The class of a mutant. The first four make the mutation score
+/// ([`MutantKind::in_mutation_score`]); the rest are the cheat classes a
+/// hostile agent would try ([`MutantKind::CHEATS`]), each of which lint
+/// scores on its own. Serialized in snake_case (`drop_step`); reports print
+/// [`MutantKind::name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MutantKind {
+    /// A write step of gold left out.
     DropStep,
+    /// One argument of one write step changed (see [`perturb`]).
     Perturb,
+    /// A forbidden action added, just before a final step that ends the
+    /// episode or else at the end: a `[[forbidden]]` entry of the rubric, or a
+    /// call built from a negative-point action criterion.
     Forbidden,
+    /// Gold's last message to the customer left out.
     DropFinalMessage,
     /// Cheat classes (see [`super::cheats`]).
+    ///
+    /// A message listing hundreds of candidate values (every count to 300,
+    /// whole-dollar prices, dates over two years, values around each
+    /// answer), alone or in place of gold's messages. Alone it must score 0.
     Stuffing,
+    /// Gold's answer among seven wrong ones of its kind, or as one end of a
+    /// range ("between $79.00 and $79.03").
     Spray,
+    /// Gold's answer off by the smallest step (money ±0.01, a count or id ±1, a
+    /// date +1 day), or a money argument of a write ±0.01.
     NearMiss,
+    /// A write pointed at a record outside the task's subject, which the world
+    /// refuses; a forbidden call the world refuses counts here too. Needs the
+    /// world's `[scope]`.
     RefusedAttempt,
+    /// A message telling a sensitive value of a record outside the task's
+    /// subject. Needs the world's `[scope]`.
     Disclosure,
+    /// The look-up a criterion asks for (a positive action criterion on a read
+    /// tool, or an `after` read) left out.
     DroppedRead,
+    /// A wrong version of a gold write made just before it, so that gold's own
+    /// call undoes it. Only reported: whether a detour should cost is a
+    /// judgment call.
     Detour,
 }
 
@@ -105,13 +134,18 @@ impl MutantKind {
     }
 }
 
+/// One wrong run built from gold: gold's actions with one change, and what
+/// the change was.
 #[derive(Debug, Clone, Serialize)]
 pub struct Mutant {
     /// Stable id, e.g. `drop:4`, `arg:4:amount:+1`, `forbidden:1`.
     pub id: String,
+    /// Its class. Lint reports a [`MutantKind::Forbidden`] call the world
+    /// refused as a [`MutantKind::RefusedAttempt`].
     pub kind: MutantKind,
     /// What changed, for the annotator: "step 5 issue_refund: amount 79.0 → 80.0".
     pub description: String,
+    /// The mutated action list, replayed in place of gold's (not serialized).
     #[serde(skip)]
     pub actions: Vec<Action>,
     /// The position of an action added to gold (forbidden, detour).

@@ -80,9 +80,13 @@ pub fn contains_phrase(haystack: &str, needle: &str) -> bool {
 /// A number found in a text, with where it was.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FoundNumber {
+    /// The number, read without currency sign and grouping (`$1,990.00` is
+    /// 1990); negative after a `-` that follows a space or `(` or starts the
+    /// text (the minus is not part of `text`).
     pub value: f64,
     /// The text as written, e.g. `$1,990.00`.
     pub text: String,
+    /// Byte offset of `text` in the text searched.
     pub start: usize,
 }
 

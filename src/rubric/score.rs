@@ -28,16 +28,26 @@ use crate::observation::Observation;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Score {
+    /// The scored episode's id when it has one (a stored or exported episode);
+    /// `None` for a bare action list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub episode_id: Option<String>,
+    /// The task scored: the rubric's task.
     pub task_id: String,
+    /// Id of the world the episode was replayed in.
     pub world_id: String,
+    /// That world's version.
     pub world_version: String,
+    /// That world's content hash (its rubrics are not part of it).
     pub world_hash: String,
     /// SHA-256 of the task as the world defines it.
     pub task_hash: String,
+    /// The rubric file's format ([`FORMAT`](super::FORMAT)).
     pub rubric_format: u32,
+    /// The rubric's own `version`, which its author bumps when a criterion
+    /// changes meaning.
     pub rubric_version: String,
+    /// SHA-256 of the rubric file's bytes: the exact rubric this score used.
     pub rubric_hash: String,
     /// In [0, 1]; `None` while a judged criterion is pending.
     pub value: Option<f64>,
@@ -55,8 +65,11 @@ pub struct Score {
     pub failed_gates: Vec<String>,
     /// Ids of criteria whose check could not run (counted against).
     pub errors: Vec<String>,
+    /// One result per section, in the rubric's order; empty (and left out of the
+    /// JSON) for a rubric without sections.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sections: Vec<SectionResult>,
+    /// One result per criterion, in the rubric's order.
     pub criteria: Vec<CriterionResult>,
     /// Steps applied.
     pub steps: usize,
@@ -78,12 +91,18 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
+/// What one criterion found in one episode, and the points it earned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CriterionResult {
+    /// The criterion's id in its rubric.
     pub id: String,
+    /// The criterion's kind (`state`, `action`, …).
     pub kind: CriterionKind,
+    /// The criterion's points: positive for what must happen, negative for what
+    /// must not.
     pub points: f64,
+    /// Whether the criterion is a gate: not met, it takes the score to 0.
     pub gate: bool,
     /// Whether `pass` needs it to come out right.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -93,20 +112,30 @@ pub struct CriterionResult {
     pub met: Option<bool>,
     /// Points counted: `points` when met, else 0.
     pub earned: f64,
+    /// The section the criterion belongs to, when the rubric has sections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
     /// Why the check could not run, or why a judge could not grade.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What decided the result (the step, rows or words), for a person to check.
     pub evidence: Evidence,
 }
 
+/// The value of one section of a rubric with sections: its criteria scored
+/// like a whole rubric, or the weighted mean of its sub-sections.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SectionResult {
+    /// The section's id in its rubric.
     pub id: String,
+    /// Its weight in the mean of its parent, or of the top-level sections.
     pub weight: f64,
+    /// The section's value in [0, 1] (0 when a gate failed); `None` while any
+    /// judged criterion of the episode is pending.
     pub value: Option<f64>,
+    /// The lowest and highest value still possible; both equal `value` when
+    /// nothing is pending.
     pub range: [f64; 2],
 }
 

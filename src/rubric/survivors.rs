@@ -15,6 +15,7 @@ use super::Rubric;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Survivor {
+    /// The mutant's id in the lint report, e.g. `drop:4`.
     pub mutant_id: String,
     /// The class's report name (`drop-step`, `stuffing`, …).
     pub class: String,

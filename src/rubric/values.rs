@@ -28,8 +28,12 @@ use super::numbers::{self, FoundNumber};
 /// The kind of a stated value; ids carry their shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ValueKind {
+    /// A number with a currency sign or exactly two decimals (`$790`,
+    /// `1,093.34`).
     Money,
+    /// Any other number (`14`, `5–10`, `20%`, `4.5`).
     Count,
+    /// A calendar date, however it is written.
     Date,
     /// The id's shape: its leading letters as written (lowercased), then
     /// `9` for each digit and `a` for each later letter.
@@ -51,7 +55,9 @@ impl ValueKind {
 /// What a stated value is, comparable with an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ValueKey {
+    /// Money or a count, by value: `$1,990.00` and `1990` are the same key.
     Number(f64),
+    /// A calendar date, however it was written.
     Date(NaiveDate),
     /// An id, lowercased.
     Text(String),
@@ -73,12 +79,15 @@ impl ValueKey {
 /// One value a message states.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stated {
+    /// What kind of value it is; values compete only with values of their kind.
     pub kind: ValueKind,
+    /// The value itself, to compare with an answer ([`ValueKey::same`]).
     pub key: ValueKey,
     /// As written.
     pub text: String,
     /// Byte offsets in the message.
     pub start: usize,
+    /// Byte offset just past the value: `text` is `message[start..end]`.
     pub end: usize,
 }
 

@@ -8,8 +8,17 @@ export type Checked = {
 /**
  * One sentence per criterion, in order (also for ones with problems).
  */
-sentences: Array<string>, problems: Array<DocProblem>, 
+sentences: Array<string>, 
+/**
+ * Every problem the loader found, placed at its criterion and field; empty
+ * when the rubric compiles (only then can it be saved).
+ */
+problems: Array<DocProblem>, 
 /**
  * The canonical file text, and the SHA-256 of its bytes.
  */
-toml: string, hash: string, };
+toml: string, 
+/**
+ * SHA-256 of the bytes of `toml`: the hash scores record once it is saved.
+ */
+hash: string, };

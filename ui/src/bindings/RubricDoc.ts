@@ -3,8 +3,49 @@
 /**
  * A rubric being edited.
  */
-export type RubricDoc = { task: string, version: string, title: string, notes: string, solution_is_gold: boolean, 
+export type RubricDoc = { 
+/**
+ * The task the rubric grades; the file is saved as `<task>.toml`.
+ */
+task: string, 
+/**
+ * The rubric's `version` as text ("1" when the file gives none); bump it
+ * when a criterion changes meaning.
+ */
+version: string, 
+/**
+ * A short name for people; left out of the file when blank.
+ */
+title: string, 
+/**
+ * Notes for annotators; left out of the file when blank.
+ */
+notes: string, 
+/**
+ * Whether the task's reference solution must score 1.0 in lint; `false`
+ * needs at least one `gold` run.
+ */
+solution_is_gold: boolean, 
 /**
  * The comment lines at the top of the file (kept as they are).
  */
-header: string, sections: Array<Record<string, unknown>>, criteria: Array<Record<string, unknown>>, forbidden: Array<Record<string, unknown>>, gold: Array<Record<string, unknown>>, };
+header: string, 
+/**
+ * Each `[[sections]]` table, its fields as written (`id`, `title`,
+ * `weight`, `parent`).
+ */
+sections: Array<Record<string, unknown>>, 
+/**
+ * Each `[[criteria]]` table, its fields as an author writes them (`id`,
+ * `kind`, `tool`, `args`, `points`, …). A blank `description` is filled
+ * with the criterion's sentence when the rubric is checked or saved.
+ */
+criteria: Array<Record<string, unknown>>, 
+/**
+ * Each `[[forbidden]]` table: `tool` and `args`, or `message`; and `why`.
+ */
+forbidden: Array<Record<string, unknown>>, 
+/**
+ * Each `[[gold]]` run: `why` and `actions`.
+ */
+gold: Array<Record<string, unknown>>, };

@@ -3,7 +3,11 @@
 /**
  * A mutant or cheat the rubric let through.
  */
-export type Survivor = { mutant_id: string, 
+export type Survivor = { 
+/**
+ * The mutant's id in the lint report, e.g. `drop:4`.
+ */
+mutant_id: string, 
 /**
  * The class's report name (`drop-step`, `stuffing`, …).
  */

@@ -3,8 +3,16 @@
 /**
  * A table as the state builder offers it.
  */
-export type TableColumns = { name: string, 
+export type TableColumns = { 
+/**
+ * The table's name, as SQL names it.
+ */
+name: string, 
 /**
  * The column naming a record (`id`), if the table has one.
  */
-key: string | null, columns: Array<string>, };
+key: string | null, 
+/**
+ * Its column names.
+ */
+columns: Array<string>, };
