@@ -29,7 +29,7 @@ GOLD = ["duplicate-charge", "renewal-question"]
 
 def evaluate(env, fake: ScriptedOpenAI, model: str):
     client = vf.OpenAIChatCompletionsClient(AsyncOpenAI(base_url=fake.base_url, api_key="scripted", max_retries=0))
-    return asyncio.run(env.evaluate(client=client, model=model, max_concurrent=2, on_progress=[]))
+    return asyncio.run(env.evaluate(client=client, model=model, max_concurrent=2, on_progress=lambda *_a, **_k: None))
 
 
 def do_nothing_reward(task: str, store) -> float:
