@@ -117,6 +117,23 @@ def test_the_tools_are_the_worlds(tmp_path):
     assert [(r[2], r[4]) for r in stored(tmp_path / "s.sqlite")] == [("submitted", 2)]
 
 
+def test_a_sample_stopped_by_a_limit_scores_nothing(tmp_path):
+    # Inspect's message limit (system, user, one tool call and its result)
+    # ends the sample before the episode ends: 0, recorded as abandoned.
+    store = tmp_path / "store.sqlite"
+    (log,) = inspect_eval(
+        understudy(world="support-desk", task_ids=["duplicate-charge"], store=str(store), binary=binary()),
+        model=get_model(MODEL, custom_outputs=outputs_for(solution(SUPPORT_DESK, "duplicate-charge"))),
+        message_limit=4,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    (sample,) = log.samples
+    score = sample.scores["episode_reward"]
+    assert (score.value, score.metadata["done"]) == (0.0, False), score
+    assert [(r[2], r[4]) for r in stored(store)] == [("abandoned", 1)]
+
+
 def test_bad_inputs_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match=r"unknown world 'nope'.*known worlds: .*support-desk"):
         understudy(world="nope", binary=binary())

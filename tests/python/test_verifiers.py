@@ -81,6 +81,19 @@ def test_a_do_nothing_script_earns_the_low_reward(tmp_path):
     print(f"\nverifiers evaluate, do nothing: reward {o['reward']}")
 
 
+def test_a_rollout_stopped_before_the_episode_ends_earns_nothing(tmp_path):
+    # verifiers' turn limit stops the rollout at the second model turn
+    # (whose tool call verifiers does not run): one step, the episode never
+    # ended, so it earns 0 and is recorded as abandoned.
+    store = tmp_path / "store.sqlite"
+    env = load_environment(world="support-desk", task_ids=["duplicate-charge"], store=store, binary=binary(), max_turns=2)
+    with ScriptedOpenAI({"duplicate-charge": [turn_of(step) for step in solution(SUPPORT_DESK, "duplicate-charge")]}) as fake:
+        results = evaluate(env, fake, model="cut-short")
+    (o,) = results["outputs"]
+    assert o["reward"] == 0.0 and o["stop_condition"] == "max_turns_reached", (o["reward"], o["stop_condition"])
+    assert [(r[2], r[4]) for r in stored(store)] == [("abandoned", 1)]
+
+
 def test_bad_inputs_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match=r"unknown world 'nope'.*known worlds: .*support-desk"):
         load_environment(world="nope", binary=binary())

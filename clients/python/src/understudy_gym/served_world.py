@@ -192,7 +192,7 @@ class ServedWorld:
         self._finalizer = weakref.finalize(self, self._server.stop)
         self.url = self._server.url
         try:
-            listing = HttpClient(self.url, token=token).call("tasks")
+            listing = self._call("tasks")
             (served,) = listing["worlds"]
             self.world_id: str = served["world_id"]
             self.world_name: str = served.get("name") or self.world_id
@@ -221,9 +221,16 @@ class ServedWorld:
         "function": {name, description, parameters}}``), ``submit`` last."""
         with self._lock:
             if task_id not in self._tools:
-                schema = HttpClient(self.url, token=self.token).call("schema", world_id=self.world_id, task_id=task_id)
+                schema = self._call("schema", world_id=self.world_id, task_id=task_id)
                 self._tools[task_id] = schema["tools"]
             return json.loads(json.dumps(self._tools[task_id]))
+
+    def _call(self, op: str, **fields: Any) -> dict[str, Any]:
+        client = HttpClient(self.url, token=self.token)
+        try:
+            return client.call(op, **fields)
+        finally:
+            client.close()
 
     def task(self, task_id: str) -> dict[str, Any]:
         for t in self.tasks:
