@@ -108,7 +108,12 @@ def understudy_agent(served: ServedWorld, seed: int = 0) -> Solver:
         try:
             state.messages = [ChatMessageSystem(content=episode.instructions), ChatMessageUser(content=episode.opening_message)]
             state.tools = _tools_for(episode, served.tools(task_id))
-            while not episode.done and not state.completed:
+            # Every turn is at least one step and the server ends the
+            # episode at max_steps; the bound only stops a model whose turns
+            # the server cannot read at all (no step, so no limit reached).
+            turns_left = 2 * int(served.task(task_id)["max_steps"]) + 2
+            while not episode.done and not state.completed and turns_left > 0:
+                turns_left -= 1
                 state = await generate(state, tool_calls="single")
                 last = state.output.message
                 if not last.tool_calls and not episode.done and not state.completed:
