@@ -4,7 +4,8 @@
 # To add a check: add its packages to PY_PACKAGES, write a python_check_*
 # function below, and call it from python_tests. Everything runs in one
 # venv (PY_VENV), created and filled here, so a fresh machine needs only
-# python3 and python3-venv (installed by ensure_build_tools).
+# python3 and python3-venv (installed by ensure_build_tools); verifiers,
+# whose pins clash with the MCP test's, has its own (PY_VERIFIERS_VENV).
 
 PY_VENV=target/venv-ci
 # pip requirement specifiers, installed into PY_VENV.
@@ -14,6 +15,17 @@ PY_PACKAGES=(
   "minari==0.5.4"   # loads the Minari export (clients/python/tests/test_minari.py)
   "ray==2.60.0"   # a local cluster runs episodes on actors (tests/python/test_ray.py)
   "mcp==2.3.0"   # the official MCP SDK's ClientSession over stdio and streamable HTTP (tests/python/test_mcp.py)
+  "inspect-ai==0.3.285"   # inspect_ai.eval with mockllm runs understudy_gym.inspect_task (tests/python/test_inspect.py)
+  "pytest>=7"
+)
+
+# verifiers gets a venv of its own: it pins `mcp` (0.3.1: mcp<2), which the
+# MCP test's pin above cannot share. 0.3.1 is the last release with the
+# classic environments (MultiTurnEnv, Rubric, evaluate) that
+# understudy_gym.verifiers_env builds on.
+PY_VERIFIERS_VENV=target/venv-verifiers
+PY_VERIFIERS_PACKAGES=(
+  "verifiers==0.3.1"   # env.evaluate runs understudy_gym.verifiers_env (tests/python/test_verifiers.py)
   "pytest>=7"
 )
 
@@ -82,6 +94,29 @@ python_check_mcp() {
   UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_mcp.py
 }
 
+# Inspect AI's own eval loop (mockllm/model replaying gold solutions as tool
+# calls) runs understudy_gym.inspect_task against the real binary.
+python_check_inspect() {
+  step "python: inspect_ai.eval with mockllm runs the Understudy task against the real server"
+  cargo build --locked --quiet -p understudy-cli
+  "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check -e clients/python
+  UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_inspect.py
+}
+
+# verifiers' evaluate (its OpenAI chat client against a scripted
+# OpenAI-compatible server on loopback) runs understudy_gym.verifiers_env
+# against the real binary, in PY_VERIFIERS_VENV.
+python_check_verifiers() {
+  step "python: verifiers' evaluate runs the Understudy environment against the real server"
+  cargo build --locked --quiet -p understudy-cli
+  if [ ! -x "$PY_VERIFIERS_VENV/bin/python" ]; then
+    step "python: creating $PY_VERIFIERS_VENV"
+    python3 -m venv "$PY_VERIFIERS_VENV"
+  fi
+  "$PY_VERIFIERS_VENV/bin/pip" install --quiet --disable-pip-version-check "${PY_VERIFIERS_PACKAGES[@]}" -e clients/python
+  UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VERIFIERS_VENV/bin/python" -m pytest -q -s tests/python/test_verifiers.py
+}
+
 python_tests() {
   python_venv
   python_check_datasets
@@ -89,4 +124,6 @@ python_tests() {
   python_check_openenv
   python_check_ray
   python_check_mcp
+  python_check_inspect
+  python_check_verifiers
 }

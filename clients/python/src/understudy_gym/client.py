@@ -11,6 +11,7 @@ import os
 import random
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -188,30 +189,49 @@ class HttpServer:
         self,
         worlds: Sequence[str | os.PathLike[str]],
         *,
-        store: str | os.PathLike[str],
+        store: str | os.PathLike[str] | None,
         binary: str | os.PathLike[str] | None = None,
         extra_args: Sequence[str] = (),
         env: dict[str, str] | None = None,
     ):
-        args = [os.fspath(binary or find_binary()), "serve", "--http", "127.0.0.1:0", "--store", os.fspath(store), "--durability", "fast"]
+        """``store=None`` leaves the store to the server ($UNDERSTUDY_STORE,
+        else the desktop app's), so episodes show up in the app."""
+        args = [os.fspath(binary or find_binary()), "serve", "--http", "127.0.0.1:0", "--durability", "fast"]
+        if store is not None:
+            args += ["--store", os.fspath(store)]
         for w in worlds:
             args += ["--world", os.fspath(w)]
         args += list(extra_args)
-        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        # stderr goes to a file, not a pipe nobody drains (a chatty server
+        # would block on it), so a server that fails to start can say why.
+        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env)
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline()
         if not line.startswith("listening on "):
-            self.stop()
-            raise ServerGone(f"understudy serve --http did not start: {line.strip() or 'no output'}")
+            self._end(timeout=10.0)
+            self._stderr.seek(0)
+            said = "\n".join(self._stderr.read().strip().splitlines()[-20:])
+            self._stderr.close()
+            raise ServerGone(
+                f"understudy serve --http did not start (exit code {self._proc.returncode}): "
+                + (said or line.strip() or "no output")
+            )
         self.url = line.split(" ", 2)[2].strip()
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def _end(self, timeout: float) -> None:
         self._proc.terminate()
         try:
             self._proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._end(timeout)
+        self._stderr.close()
 
     def __enter__(self) -> "HttpServer":
         return self
