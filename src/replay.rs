@@ -183,7 +183,7 @@ const REORDER_WINDOW_PER_WORKER: usize = 16;
 /// input order, as soon as it and every line before it are done. Inputs are
 /// pulled from `inputs` as workers free up, so neither the inputs nor the
 /// outputs of a batch are ever all in memory: at most a small window of
-/// them (see [`REORDER_WINDOW_PER_WORKER`]). Returns how many lines were
+/// them (see `REORDER_WINDOW_PER_WORKER`). Returns how many lines were
 /// replayed.
 ///
 /// Each worker keeps one episode for all its lines, reset between them (the

@@ -10,7 +10,7 @@
 //! Understudy stores, stores written by a newer build, and stores whose
 //! schema is damaged or half-migrated, without touching them; a store that
 //! cannot be written (read-only file or mount) can still be opened for
-//! reading. See [`open`](self::open) for how racing processes are handled.
+//! reading. See the private `open` module for how racing processes are handled.
 
 mod drafts;
 mod events;
