@@ -345,7 +345,19 @@ fn derive_task(
         let select = match &info.document_column {
             Some(doc) => ident(doc),
             None => {
-                let cols = table_columns(episode, table)?;
+                let mut cols = table_columns(episode, table)?;
+                if cols.is_empty() {
+                    // The sandbox refused the pragma and the seed has no row
+                    // to read names from (a table only gold adds to): the
+                    // changed records name the columns.
+                    cols = tc
+                        .added
+                        .values()
+                        .chain(tc.changed.values())
+                        .find_map(Value::as_object)
+                        .map(|o| o.keys().cloned().collect())
+                        .unwrap_or_default();
+                }
                 format!(
                     "json_object({})",
                     cols.iter()
@@ -479,7 +491,10 @@ fn derive_task(
         }
     }
 
-    let forbidden = find_forbidden(world, episode, task, &gold, &gold_set, templates)?;
+    let forbidden = match find_forbidden(world, episode, task, &gold, &gold_set, templates)? {
+        Some(found) => Some(found),
+        None => find_repeated_write(world, episode, task, &gold, &gold_set)?,
+    };
     // "Nothing else changed" can only tell runs apart when some run
     // changes something else: gold does, or a forbidden write does.
     if !gold_set.is_empty() || forbidden.is_some() {
@@ -588,6 +603,32 @@ fn derive_task(
             positives += 1;
         }
     }
+    if let Some((tool, told)) = reported_write(world, task, &gold) {
+        // The bounds of an answer apply (stuffing fails), widened to what
+        // gold's own report needs.
+        let values = told
+            .iter()
+            .flat_map(|m| super::values::distinct_per_kind(&super::values::stated_values(m)))
+            .map(|(_, n)| n)
+            .max()
+            .unwrap_or(0);
+        let length = told.iter().map(|m| m.chars().count()).max().unwrap_or(0);
+        let max_values = values
+            .saturating_add(2)
+            .max(super::commit::DEFAULT_MAX_VALUES);
+        let max_length = length
+            .saturating_mul(2)
+            .max(super::commit::DEFAULT_MAX_LENGTH);
+        body.push_str(&format!(
+            "\n[[criteria]]\nid = {}\ndescription = {}\nkind = \"message\"\nregex = \"\\\\S\"\nafter = {{ tool = {} }}\n{}{}points = 1\n",
+            q(&unique("told-the-user".to_string())),
+            q(&format!("Tells the user what was done, after {tool}, as the gold run does (a report, not a list of candidates).")),
+            q(&tool),
+            if max_values > super::commit::DEFAULT_MAX_VALUES { format!("max_values = {max_values}\n") } else { String::new() },
+            if max_length > super::commit::DEFAULT_MAX_LENGTH { format!("max_length = {max_length}\n") } else { String::new() },
+        ));
+        positives += 1;
+    }
     if positives == 0 {
         body.push_str("\n[[criteria]]\nid = \"replied\"\ndescription = \"Replies to the user (the bounds of an answer apply: a short message, not a list of candidates).\"\nkind = \"message\"\nregex = \"\\\\S\"\npoints = 1\n");
         positives += 1;
@@ -595,7 +636,12 @@ fn derive_task(
 
     // What must not happen: each costs everything a run could earn.
     let penalty = -(positives as f64);
-    if let Some((Action::Tool { tool, args }, changed)) = &forbidden {
+    // A repeat of gold's own call would make gold's call match too: the
+    // gate alone catches it (lint's `[[forbidden]]` run shows it does).
+    let repeats_gold = forbidden.as_ref().is_some_and(|(a, _)| gold.contains(a));
+    if let Some((Action::Tool { tool, args }, changed)) =
+        forbidden.as_ref().filter(|_| !repeats_gold)
+    {
         let keys: Map<String, Value> = args
             .iter()
             .filter(|(_, v)| v.as_str().is_some_and(|s| !s.contains(char::is_whitespace)))
@@ -692,12 +738,14 @@ fn timestamps_set(old: Option<&Value>, new: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The amounts and ids in each free-text field gold wrote (a resolution
-/// "refunded $79.00 on INV-24073"), by field: wording is left open, but a
-/// note that drops the figures it should carry is not what gold did.
-/// Dates and plain counts are left out: they are written too many ways.
+/// The figures in each free-text field gold wrote (a resolution "refunded
+/// $79.00 on INV-24073"), by field: amounts, ids, dates as gold wrote
+/// them, email addresses, and counts that are not small whole numbers
+/// ("clause 13.1", "78%", "24 hours"). Wording is left open, but a note
+/// that drops the figures it should carry is not what gold did. Small
+/// counts are left out: they are written too many ways.
 fn free_text_values(old: Option<&Value>, new: &Value) -> Vec<(String, Vec<String>)> {
-    use super::values::{stated_values, ValueKind};
+    use super::values::{stated_values, ValueKey, ValueKind};
     let Some(fields) = new.as_object() else {
         return Vec::new();
     };
@@ -711,11 +759,18 @@ fn free_text_values(old: Option<&Value>, new: &Value) -> Vec<(String, Vec<String
             continue;
         }
         let mut values: Vec<String> = Vec::new();
-        for v in stated_values(text) {
-            if !matches!(v.kind, ValueKind::Money | ValueKind::Id(_)) {
-                continue;
-            }
-            let shown = v.text.trim_start_matches(['$', '€', '£', ' ']).to_string();
+        let figures = stated_values(text).into_iter().filter_map(|v| {
+            let pinned = match (&v.kind, &v.key) {
+                (ValueKind::Money | ValueKind::Id(_) | ValueKind::Date, _) => true,
+                (ValueKind::Count, ValueKey::Number(n)) => n.fract() != 0.0 || n.abs() >= 10.0,
+                _ => false,
+            };
+            pinned.then(|| v.text.trim_start_matches(['$', '€', '£', ' ']).to_string())
+        });
+        let emails = email_regex()
+            .find_iter(text)
+            .map(|m| m.as_str().to_string());
+        for shown in figures.chain(emails) {
             if !shown.is_empty() && !values.contains(&shown) {
                 values.push(shown);
             }
@@ -725,6 +780,45 @@ fn free_text_values(old: Option<&Value>, new: &Value) -> Vec<(String, Vec<String
         }
     }
     out
+}
+
+/// The write tool after whose last call gold tells the user what it did,
+/// and what it says then, when the task has no outputs to check that
+/// message by: without a
+/// criterion on it, a run that acts and never says so matches gold.
+fn reported_write(world: &World, task: &Task, gold: &[Action]) -> Option<(String, Vec<String>)> {
+    if !task.outputs.is_empty() {
+        return None;
+    }
+    let is_write = |t: &str| {
+        world
+            .tools
+            .get(t)
+            .is_some_and(|t| t.kind == ToolKind::Write)
+    };
+    let last_write = gold
+        .iter()
+        .rposition(|a| matches!(a, Action::Tool { tool, .. } if is_write(tool)))?;
+    let told: Vec<String> = gold[last_write..]
+        .iter()
+        .filter_map(|a| match a {
+            Action::Message { message } if !message.trim().is_empty() => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    match &gold[last_write] {
+        Action::Tool { tool, .. } if !told.is_empty() => Some((tool.clone(), told)),
+        _ => None,
+    }
+}
+
+/// An email address, as written in a note.
+fn email_regex() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
+            .expect("a valid pattern")
+    })
 }
 
 /// The values of `output`'s kind that gold's messages state besides the
@@ -798,6 +892,41 @@ pub(super) fn table_columns(episode: &Episode, table: &str) -> Result<Vec<String
                 .unwrap_or_default())
         }
     }
+}
+
+/// When no retargeted write is found: one of gold's own writes made a
+/// second time (a double posting), if it succeeds and changes a record
+/// gold leaves alone. It gives the "nothing else changed" gate a run it
+/// must catch, so the gate is not constant.
+fn find_repeated_write(
+    world: &Arc<World>,
+    episode: &mut Episode,
+    task: &Task,
+    gold: &[Action],
+    gold_set: &Touched,
+) -> Result<Option<(Action, String)>> {
+    let at = super::mutations::insertion_point(world, gold);
+    let writes = gold[..at].iter().rev().filter(|a| {
+        a.tool_name().is_some_and(|t| {
+            world
+                .tools
+                .get(t)
+                .is_some_and(|x| x.kind == ToolKind::Write)
+        })
+    });
+    for call in writes.take(MAX_TRIES) {
+        let mut actions = gold.to_vec();
+        actions.insert(at, call.clone());
+        let r = replay(episode, &task.id, 0, &actions)?;
+        if r.ignored > 0 || !r.observations.get(at).is_some_and(|o| o.ok) {
+            continue;
+        }
+        let after = touched(&episode.changes()?);
+        if let Some((t, k)) = after.difference(gold_set).next() {
+            return Ok(Some((call.clone(), format!("{} {k}", singular(t)))));
+        }
+    }
+    Ok(None)
 }
 
 /// A write that succeeds after the gold run and changes a record gold does

@@ -420,19 +420,44 @@ fn drafts_for_a_world_written_from_the_docs_pass_lint() {
     );
 }
 
+/// Fresh drafts of a bundled world, with its own rubrics removed.
+fn fresh_drafts(world: &str) -> (tempfile::TempDir, Arc<World>) {
+    let dir = common::copy_world(&common::repo().join("fixtures/worlds").join(world));
+    for entry in std::fs::read_dir(dir.path().join("rubrics")).expect("rubrics folder") {
+        std::fs::remove_file(entry.expect("entry").path()).expect("removed");
+    }
+    let w = Arc::new(World::load(dir.path()).expect("the world loads"));
+    derive::derive_all(&w, &DeriveOptions::default()).expect("derives");
+    let w = Arc::new(World::load(dir.path()).expect("loads with its drafts"));
+    (dir, w)
+}
+
+/// Underwriting's gold runs write the amount as "$4,789" where the task's
+/// output says "4,789", give reasons that carry class codes and
+/// percentages, and tell the broker after declining: drafts pass lint.
+#[test]
+fn fresh_drafts_for_underwriting_pass_lint() {
+    let (_dir, w) = fresh_drafts("underwriting");
+    let tasks: Vec<String> = w.tasks.keys().cloned().collect();
+    assert_cheats_caught(
+        &w,
+        &tasks,
+        &[
+            MutantKind::Stuffing,
+            MutantKind::Spray,
+            MutantKind::NearMiss,
+        ],
+    );
+}
+
 /// Support-desk's gold runs quote context beside their answers (the list
 /// price beside a prorated charge), close tickets with notes that carry
 /// the amounts, and mark approvals used with only a timestamp: fresh drafts
 /// must still pass lint whole, every cheat class included.
 #[test]
 fn fresh_drafts_for_support_desk_pass_lint() {
-    let dir = common::copy_world(&common::repo().join("fixtures/worlds/support-desk"));
-    for entry in std::fs::read_dir(dir.path().join("rubrics")).expect("rubrics folder") {
-        std::fs::remove_file(entry.expect("entry").path()).expect("removed");
-    }
-    let w = Arc::new(World::load(dir.path()).expect("support-desk loads"));
-    let summary = derive::derive_all(&w, &DeriveOptions::default()).expect("derives");
-    assert_eq!(summary.written.len(), 9, "{:?}", summary.skipped);
+    let (dir, w) = fresh_drafts("support-desk");
+    assert_eq!(w.tasks.len(), 9);
     let upgrade =
         std::fs::read_to_string(dir.path().join("rubrics/upgrade-with-verification.toml"))
             .expect("written");
@@ -448,7 +473,6 @@ fn fresh_drafts_for_support_desk_pass_lint() {
         std::fs::read_to_string(dir.path().join("rubrics/approved-migration-refund.toml"))
             .expect("written");
     assert!(approved.contains("expect = { null = false }"), "{approved}");
-    let w = Arc::new(World::load(dir.path()).expect("loads"));
     let tasks: Vec<String> = w.tasks.keys().cloned().collect();
     assert_cheats_caught(
         &w,

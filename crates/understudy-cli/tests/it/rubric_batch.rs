@@ -393,20 +393,24 @@ fn derive_writes_rubrics_that_pass_lint_and_never_overwrites_silently() {
         frozen.contains("attempt-transfer"),
         "gold changes nothing, so its call is graded: {frozen}"
     );
-    // pay-back has no `outputs`, so nothing derived reads the reply: lint
-    // says so instead of passing it.
+    // pay-back has no `outputs`, but gold tells the user after its
+    // transfer: the draft checks that it does, so dropping that message is
+    // caught.
+    assert!(text.contains("id = \"told-the-user\""), "{text}");
+    // `transfers` is empty in the seed: its columns still come out.
+    assert!(
+        text.contains("SELECT json_object('id', \"id\", 'from_id', \"from_id\""),
+        "{text}"
+    );
     let out = bin()
         .args(["rubric", "lint", "--world"])
         .arg(dir.path())
         .output()
         .expect("runs");
     let report = String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success());
+    assert!(out.status.success(), "{report}");
     assert!(report.contains("ok   frozen"), "{report}");
-    assert!(
-        report.contains("survived: final message (step 3) dropped"),
-        "{report}"
-    );
+    assert!(report.contains("ok   pay-back"), "{report}");
 
     let out = bin()
         .args(["rubric", "derive", "--from-solution", "--world"])
