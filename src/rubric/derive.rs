@@ -62,7 +62,7 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
     let dir = world.root.join(RUBRICS_DIR);
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let templates = write_templates(world);
+    let templates = super::mutations::write_templates(world);
     let mut episode = Episode::new(Arc::clone(world))?;
     let mut summary = DeriveSummary::default();
     for (id, task) in &world.tasks {
@@ -80,7 +80,7 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
         // An annotator's gold runs survive a re-derive.
         let kept = kept_gold(&path);
         let gold = solution(task)?;
-        let text = derive_task(world, &mut episode, task, gold, &templates, &kept)?;
+        let text = checked_draft(world, &mut episode, task, gold, &templates, &kept)?;
         let tmp = path.with_extension("toml.partial");
         std::fs::write(&tmp, &text)
             .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
@@ -99,7 +99,63 @@ pub fn draft(world: &Arc<World>, task_id: &str, gold: Vec<Action>) -> Result<Str
         task: task_id.to_string(),
     })?;
     let mut episode = Episode::new(Arc::clone(world))?;
-    derive_task(world, &mut episode, task, gold, &write_templates(world), "")
+    checked_draft(
+        world,
+        &mut episode,
+        task,
+        gold,
+        &super::mutations::write_templates(world),
+        "",
+    )
+}
+
+/// The draft of [`derive_task`], linted once when its "nothing else
+/// changed" gate has no forbidden run to prove it: if no run lint tries
+/// (gold, doing nothing, any mutant) fails the gate, it cannot tell runs
+/// apart, and the draft is written without it (lint would refuse it as a
+/// constant criterion). The world's guards refuse every extra write then.
+fn checked_draft(
+    world: &Arc<World>,
+    episode: &mut Episode,
+    task: &Task,
+    gold: Vec<Action>,
+    templates: &[Action],
+    kept_gold: &str,
+) -> Result<String> {
+    let text = derive_task(
+        world,
+        episode,
+        task,
+        gold.clone(),
+        templates,
+        kept_gold,
+        true,
+    )?;
+    let unproven = text.contains("id = \"nothing-else-changed\"")
+        && !text.contains("[[forbidden]]")
+        && !text.contains("[[gold]]");
+    if !unproven {
+        return Ok(text);
+    }
+    let Ok(rubric) = super::Rubric::from_str(world, &task.id, "draft", &text) else {
+        return Ok(text);
+    };
+    let lint = super::lint::lint_rubric(
+        world,
+        Arc::new(rubric),
+        None,
+        &super::lint::LintOptions::default(),
+        &|_| {},
+    )?;
+    if lint
+        .constant_criteria
+        .iter()
+        .any(|c| c == "nothing-else-changed")
+    {
+        derive_task(world, episode, task, gold, templates, kept_gold, false)
+    } else {
+        Ok(text)
+    }
 }
 
 /// The task's reference solution as actions.
@@ -113,36 +169,6 @@ pub fn solution(task: &Task) -> Result<Vec<Action>> {
             })
         })
         .collect()
-}
-
-/// One write call per tool from the world's solutions: shapes of valid
-/// calls to retarget. Calls with fewer arguments come first, since they
-/// are likelier to stay valid when pointed at another record.
-pub(crate) fn write_templates(world: &World) -> Vec<Action> {
-    let mut seen: HashMap<String, ()> = HashMap::new();
-    let mut out = Vec::new();
-    for task in world.tasks.values() {
-        for a in task
-            .solution
-            .iter()
-            .filter_map(|a| Action::from_json(a).ok())
-        {
-            let Action::Tool { tool, .. } = &a else {
-                continue;
-            };
-            if !super::mutations::is_write(world, tool) {
-                continue;
-            }
-            if seen.insert(tool.clone(), ()).is_none() {
-                out.push(a);
-            }
-        }
-    }
-    out.sort_by_key(|a| match a {
-        Action::Tool { args, .. } => args.len(),
-        Action::Message { .. } => 0,
-    });
-    out
 }
 
 type Touched = BTreeSet<(String, String)>;
@@ -260,6 +286,7 @@ fn derive_task(
     gold: Vec<Action>,
     templates: &[Action],
     kept_gold: &str,
+    gate: bool,
 ) -> Result<String> {
     let r = replay(episode, &task.id, 0, &gold)?;
     let changes = episode.changes()?;
@@ -497,7 +524,7 @@ fn derive_task(
     };
     // "Nothing else changed" can only tell runs apart when some run
     // changes something else: gold does, or a forbidden write does.
-    if !gold_set.is_empty() || forbidden.is_some() {
+    if gate && (!gold_set.is_empty() || forbidden.is_some()) {
         let only: Vec<String> = gold_set
             .iter()
             .map(|(t, k)| format!("{{ table = {}, key = {} }}", q(t), q(k)))
@@ -511,8 +538,10 @@ fn derive_task(
             }),
             if only.is_empty() { "none = true".to_string() } else { format!("only = [{}]", only.join(", ")) },
         ));
-    } else {
+    } else if gate {
         notes.push("No write was found that changes a record gold leaves alone, so there is no \"nothing else changed\" gate (it could not tell any run apart).");
+    } else {
+        notes.push("No run lint tries (gold, doing nothing, a mutant of gold) and no write derive tried changes a record gold leaves alone (the world's guards refuse them), so there is no \"nothing else changed\" gate: it could not tell any run apart. Add one with a [[forbidden]] run that it catches.");
     }
 
     let outputs: Vec<&String> = task.outputs.iter().collect();

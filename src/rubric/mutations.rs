@@ -464,6 +464,36 @@ fn alter_string(s: &str, min_len: usize) -> String {
     format!("{s}x")
 }
 
+/// One write call per tool from the world's solutions: shapes of valid
+/// calls to retarget. Calls with fewer arguments come first, since they
+/// are likelier to stay valid when pointed at another record.
+pub(crate) fn write_templates(world: &World) -> Vec<Action> {
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for task in world.tasks.values() {
+        for a in task
+            .solution
+            .iter()
+            .filter_map(|a| Action::from_json(a).ok())
+        {
+            let Action::Tool { tool, .. } = &a else {
+                continue;
+            };
+            if !is_write(world, tool) {
+                continue;
+            }
+            if seen.insert(tool.clone()) {
+                out.push(a);
+            }
+        }
+    }
+    out.sort_by_key(|a| match a {
+        Action::Tool { args, .. } => args.len(),
+        Action::Message { .. } => 0,
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,7 +87,7 @@ fn refused_attempt(
         .filter(|a| a.tool_name().is_some_and(|t| is_write(world, t)))
         .cloned()
         .collect();
-    calls.extend(super::derive::write_templates(world));
+    calls.extend(super::mutations::write_templates(world));
     let task_id = episode.task_id().to_string();
     let mut tries = 0;
     for call in calls {

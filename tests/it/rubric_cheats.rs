@@ -485,3 +485,25 @@ fn fresh_drafts_for_support_desk_pass_lint() {
         ],
     );
 }
+
+/// Month-end's `march-accruals` and contract-review's `nda-non-solicit`
+/// change records, but the worlds' guards refuse every extra write derive
+/// or lint tries, so a "nothing else changed" gate would be constant: the
+/// drafts leave it out, say why, and pass lint like the rest.
+#[test]
+fn fresh_drafts_for_month_end_and_contract_review_pass_lint() {
+    for world in ["month-end-close", "contract-review"] {
+        let (dir, w) = fresh_drafts(world);
+        let tasks: Vec<String> = w.tasks.keys().cloned().collect();
+        assert_cheats_caught(&w, &tasks, &[MutantKind::Stuffing, MutantKind::Spray]);
+        if world == "month-end-close" {
+            let accruals = std::fs::read_to_string(dir.path().join("rubrics/march-accruals.toml"))
+                .expect("written");
+            assert!(!accruals.contains("nothing-else-changed"), "{accruals}");
+            assert!(
+                accruals.contains("the world's guards refuse them"),
+                "{accruals}"
+            );
+        }
+    }
+}
