@@ -1,6 +1,10 @@
 # Shared helpers for scripts/run and scripts/test. Sourced, not executed.
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the time since the run began, so a slow stage shows in
+# CI's log without a profiler.
+STEP_START=${STEP_START:-$(date +%s)}
+export STEP_START
+step() { printf '\n==> [%4ss] %s\n' "$(( $(date +%s) - STEP_START ))" "$*"; }
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
