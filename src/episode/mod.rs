@@ -27,7 +27,7 @@ pub use changes::{Changes, TableChanges};
 use crate::action::Action;
 use crate::error::{Error, Result};
 use crate::observation::{Observation, ObservationErrorCode};
-use crate::sql::functions::{SharedState, SimState};
+use crate::sql::functions::{Call, SharedState, SimState};
 use crate::sql::sandbox::{Sandbox, SandboxMode};
 use crate::sql::sql_message;
 use crate::sql::values::{bind_named, collect_rows, from_json};
@@ -245,9 +245,16 @@ impl Episode {
     fn call(&mut self, name: &str, args: &serde_json::Map<String, Value>) -> (Observation, bool) {
         let draws = self.lock_state().draws();
         let (observation, ends) = self.dispatch(name, args);
-        if !observation.ok {
-            self.lock_state().restore(draws);
+        let mut state = self.lock_state();
+        if observation.ok {
+            state.calls.push(Call {
+                tool: name.to_string(),
+                args: args.clone(),
+            });
+        } else {
+            state.restore(draws);
         }
+        drop(state);
         (observation, ends)
     }
 

@@ -47,6 +47,19 @@ pub struct SimState {
     pub rng: u64,
     /// How `new_id` writes the ids it gives out.
     pub ids: IdFormats,
+    /// The episode's successful tool calls so far, in order, for
+    /// `called()`: guards and views can then ask "was the identity
+    /// verified?" ("look before you write" as policy, not only rubric).
+    pub calls: Vec<Call>,
+}
+
+/// One successful tool call, as `called()` reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The tool called.
+    pub tool: String,
+    /// Its arguments, as given.
+    pub args: serde_json::Map<String, serde_json::Value>,
 }
 
 impl SimState {
@@ -58,7 +71,21 @@ impl SimState {
             counters: HashMap::new(),
             rng: seed,
             ids,
+            calls: Vec::new(),
         }
+    }
+
+    /// How many earlier successful calls of `tool` there were; with `arg`,
+    /// only those whose argument `arg` equals `value` (numbers by value).
+    pub fn count_calls(&self, tool: &str, arg: Option<(&str, &serde_json::Value)>) -> usize {
+        self.calls
+            .iter()
+            .filter(|c| c.tool == tool)
+            .filter(|c| match arg {
+                None => true,
+                Some((name, want)) => c.args.get(name).is_some_and(|got| same_json(got, want)),
+            })
+            .count()
     }
 
     /// Moves the clock on by `seconds`. It stops at [`MAX_CLOCK`] rather than
@@ -132,6 +159,27 @@ pub struct Draws {
 /// The simulated state, shared by the episode and its SQL functions.
 pub type SharedState = Arc<Mutex<SimState>>;
 
+/// JSON values equal as `called()` compares them: numbers by value (`5`
+/// matches `5.0`), everything else exactly.
+fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A SQL argument as JSON, to compare with a recorded call's argument.
+fn sql_to_json(v: rusqlite::types::ValueRef<'_>) -> serde_json::Value {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => serde_json::Value::Null,
+        ValueRef::Integer(i) => serde_json::Value::from(i),
+        ValueRef::Real(f) => serde_json::Value::from(f),
+        ValueRef::Text(t) => serde_json::Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => serde_json::Value::String(hex::encode(b)),
+    }
+}
+
 fn lock(state: &SharedState) -> MutexGuard<'_, SimState> {
     // A poisoned lock only means another call panicked mid-update; the
     // counters are still usable.
@@ -160,6 +208,22 @@ pub fn register(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> 
             .unwrap_or_default()
             .format("%Y-%m-%dT%H:%M:%SZ")
             .to_string())
+    })?;
+
+    let s = Arc::clone(state);
+    conn.create_scalar_function("called", -1, stateful, move |ctx| {
+        let usage = "called(tool) or called(tool, argument, value) expects a tool name, then optionally an argument name and its value";
+        let tool: String = ctx.get::<String>(0).map_err(|_| user_error(usage))?;
+        let n = match ctx.len() {
+            1 => lock(&s).count_calls(&tool, None),
+            3 => {
+                let arg: String = ctx.get::<String>(1).map_err(|_| user_error(usage))?;
+                let value = sql_to_json(ctx.get_raw(2));
+                lock(&s).count_calls(&tool, Some((&arg, &value)))
+            }
+            _ => return Err(user_error(usage)),
+        };
+        Ok(n as i64)
     })?;
 
     let s = Arc::clone(state);
