@@ -17,7 +17,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use ts_rs::{Dependency, TS};
+use ts_rs::{Dependency, TypeVisitor, TS};
 
 use crate::error::AppError;
 
@@ -125,9 +125,15 @@ impl TsType {
     pub fn of<T: TS + 'static>() -> TsType {
         // An exported type imports itself; a wrapper (`Option<T>`,
         // `Vec<T>`) or a primitive imports what it wraps, if anything.
+        // (`T::dependencies()` of a wrapper lists what the wrapped type
+        // imports, not the wrapped type: `Vec<TableDiff>` gave `RecordDiff`.)
         let deps = match Dependency::from_ty::<T>() {
             Some(own) => vec![own],
-            None => T::dependencies(),
+            None => {
+                let mut wrapped = Wrapped(Vec::new());
+                T::visit_generics(&mut wrapped);
+                wrapped.0
+            }
         };
         TsType {
             ts: T::name(),
@@ -135,6 +141,17 @@ impl TsType {
                 .into_iter()
                 .map(|d| (d.ts_name, d.output_path))
                 .collect(),
+        }
+    }
+}
+
+/// Collects the exported types a wrapper's type parameters name.
+struct Wrapped(Vec<Dependency>);
+
+impl TypeVisitor for Wrapped {
+    fn visit<U: TS + 'static + ?Sized>(&mut self) {
+        if let Some(d) = Dependency::from_ty::<U>() {
+            self.0.push(d);
         }
     }
 }
@@ -229,6 +246,14 @@ pub fn typescript(commands: &[Signature]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_imports_what_it_holds() {
+        let t = TsType::of::<Vec<crate::review::TableDiff>>();
+        assert_eq!(t.ts, "Array<TableDiff>");
+        let names: Vec<&str> = t.imports.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["TableDiff"], "{:?}", t.imports);
+    }
 
     #[test]
     fn arguments_are_named_as_tauri_expects() {
