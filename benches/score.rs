@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
-use understudy::rubric::batch::{self, Trajectory};
+use understudy::rubric::batch::{self, RunToScore};
 use understudy::rubric::{self, RubricSet};
 use understudy::{Action, Episode, World};
 
@@ -66,8 +66,8 @@ fn score(c: &mut Criterion) {
     });
 
     const BATCH: usize = 2000;
-    let trajectories: Vec<Trajectory> = (0..BATCH)
-        .map(|_| Trajectory {
+    let trajectories: Vec<RunToScore> = (0..BATCH)
+        .map(|_| RunToScore {
             line: None,
             episode_id: None,
             task_id: "duplicate-charge".into(),

@@ -27,9 +27,12 @@ use crate::error::{Error, Result};
 use crate::store::{EpisodeFilter, Store};
 use crate::world::World;
 
-/// One trajectory to score.
+/// One run to score: an action list from a JSONL line or a stored
+/// episode's kept steps (a stored episode itself is a
+/// [`crate::trajectory::Trajectory`]), with the grades judged criteria
+/// already have.
 #[derive(Debug, Clone)]
-pub struct Trajectory {
+pub struct RunToScore {
     /// 1-based line in the input file, when it came from one.
     pub line: Option<usize>,
     /// The episode's id when the line or the store gives one; the score carries
@@ -55,7 +58,7 @@ pub fn parse_jsonl(
     source: &str,
     world: &World,
     task_prefix: Option<&str>,
-) -> Result<Vec<Trajectory>> {
+) -> Result<Vec<RunToScore>> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -89,7 +92,7 @@ fn parse_line(
     line: &str,
     world: &World,
     task_prefix: Option<&str>,
-) -> std::result::Result<Trajectory, String> {
+) -> std::result::Result<RunToScore, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
     let obj = value.as_object().ok_or("expected a JSON object")?;
     // A native export nests the episode header; accept it flat too.
@@ -158,7 +161,7 @@ fn parse_line(
         None => Vec::new(),
         Some(j) => serde_json::from_value(j.clone()).map_err(|e| format!("`judgments`: {e}"))?,
     };
-    Ok(Trajectory {
+    Ok(RunToScore {
         line: None,
         episode_id,
         task_id,
@@ -170,7 +173,7 @@ fn parse_line(
 
 /// The finished episodes an actor (a model name or an expert id) performed
 /// in this world, with their kept steps and stored judgments.
-pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<Trajectory>> {
+pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<RunToScore>> {
     let filter = EpisodeFilter {
         world_id: Some(world.meta.id.clone()),
         actor_id: Some(actor.to_string()),
@@ -181,13 +184,8 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<Traje
         if record.status.is_open() || world.task(&record.task_id).is_none() {
             continue;
         }
-        let actions = store
-            .steps(&record.id)?
-            .into_iter()
-            .filter(|s| !s.retracted)
-            .map(|s| s.action)
-            .collect();
-        out.push(Trajectory {
+        let actions = store.trajectory(&record.id)?.actions();
+        out.push(RunToScore {
             line: None,
             judgments: store
                 .judgments(&record.id)?
@@ -204,7 +202,7 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<Traje
 }
 
 /// Every task named must have a rubric; checked before any work starts.
-pub fn check_rubrics(trajectories: &[Trajectory], rubrics: &RubricSet, source: &str) -> Result<()> {
+pub fn check_rubrics(trajectories: &[RunToScore], rubrics: &RubricSet, source: &str) -> Result<()> {
     let problems: Vec<String> = trajectories
         .iter()
         .filter(|t| rubrics.get(&t.task_id).is_none())
@@ -235,7 +233,7 @@ pub fn check_rubrics(trajectories: &[Trajectory], rubrics: &RubricSet, source: &
 pub fn score_all(
     world: &Arc<World>,
     rubrics: &RubricSet,
-    trajectories: &[Trajectory],
+    trajectories: &[RunToScore],
     judge: Option<&JudgeCommand>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Score>> {
@@ -258,7 +256,7 @@ fn score_one(
     world: &World,
     rubrics: &RubricSet,
     episode: &mut Episode,
-    t: &Trajectory,
+    t: &RunToScore,
     judge: Option<&JudgeCommand>,
 ) -> Result<Score> {
     let rubric = rubrics

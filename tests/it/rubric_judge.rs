@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use understudy::recorder::Recorder;
-use understudy::rubric::batch::{self, Trajectory};
+use understudy::rubric::batch::{self, RunToScore};
 use understudy::rubric::{JudgeCommand, Rubric, RubricSet, Score};
 use understudy::store::{Actor, JudgmentRecord, Store};
 use understudy::{Action, World};
@@ -23,8 +23,8 @@ fn gold(world: &World) -> Vec<Action> {
         .collect()
 }
 
-fn trajectory(world: &World) -> Trajectory {
-    Trajectory {
+fn trajectory(world: &World) -> RunToScore {
+    RunToScore {
         line: Some(1),
         episode_id: None,
         task_id: "pay-back".into(),

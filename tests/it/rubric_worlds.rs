@@ -5,7 +5,7 @@ use understudy_testkit as common;
 
 use std::sync::Arc;
 
-use understudy::rubric::batch::{self, Trajectory};
+use understudy::rubric::batch::{self, RunToScore};
 use understudy::rubric::lint::{self, LintOptions};
 use understudy::rubric::{self, RubricSet};
 use understudy::{Action, Episode, World};
@@ -104,10 +104,10 @@ fn tau_retail_rubrics_pass_lint_on_a_sample_and_gold_scores_one_everywhere() {
     let sample: Vec<String> = w.tasks.keys().step_by(25).cloned().collect();
     assert_lint_passes(&w, &sample);
     let rubrics = RubricSet::load(&w).expect("rubrics load");
-    let trajectories: Vec<Trajectory> = w
+    let trajectories: Vec<RunToScore> = w
         .tasks
         .keys()
-        .map(|t| Trajectory {
+        .map(|t| RunToScore {
             line: None,
             episode_id: None,
             task_id: t.clone(),
@@ -123,9 +123,9 @@ fn tau_retail_rubrics_pass_lint_on_a_sample_and_gold_scores_one_everywhere() {
         .map(|s| s.task_id.as_str())
         .collect();
     assert!(below.is_empty(), "gold below 1.0: {below:?}");
-    let nothing: Vec<Trajectory> = trajectories
+    let nothing: Vec<RunToScore> = trajectories
         .into_iter()
-        .map(|t| Trajectory {
+        .map(|t| RunToScore {
             actions: Vec::new(),
             ..t
         })

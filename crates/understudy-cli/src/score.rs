@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use understudy::rubric::batch::{self, ScoredLine, Summary, Trajectory};
+use understudy::rubric::batch::{self, RunToScore, ScoredLine, Summary};
 use understudy::rubric::{JudgeCommand, RubricSet};
 use understudy::store::{ScoreRecord, Store};
 
@@ -65,7 +65,7 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         Some(cmd) => Some(JudgeCommand::parse(cmd, args.judge_timeout)?),
         None => None,
     };
-    let (trajectories, source): (Vec<Trajectory>, String) = match (&args.input, &args.actor, &store)
+    let (trajectories, source): (Vec<RunToScore>, String) = match (&args.input, &args.actor, &store)
     {
         (Some(path), None, _) => {
             let text = std::fs::read_to_string(path)
