@@ -40,6 +40,43 @@ python_venv() {
   "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
 }
 
+# Both venvs' packages: python_venv, then PY_VERIFIERS_VENV's. scripts/test
+# starts this in the background before the Rust build (pip waits on the
+# network, cargo on the CPU), and python_tests waits for it.
+python_install() {
+  python_venv
+  if [ ! -x "$PY_VERIFIERS_VENV/bin/python" ]; then
+    step "python: creating $PY_VERIFIERS_VENV"
+    python3 -m venv "$PY_VERIFIERS_VENV"
+  fi
+  step "python: installing ${PY_VERIFIERS_PACKAGES[*]}"
+  "$PY_VERIFIERS_VENV/bin/pip" install --quiet --disable-pip-version-check "${PY_VERIFIERS_PACKAGES[@]}"
+}
+
+PY_INSTALL_LOG=target/python-install.log
+
+# Starts python_install in the background (its output in PY_INSTALL_LOG).
+python_install_in_background() {
+  mkdir -p target
+  ( python_install ) >"$PY_INSTALL_LOG" 2>&1 &
+  PY_INSTALL_PID=$!
+}
+
+# Waits for the background install, or installs now if none was started.
+python_ready() {
+  if [ -n "${PY_INSTALL_PID:-}" ]; then
+    step "python: waiting for the package install started at the beginning"
+    if ! wait "$PY_INSTALL_PID"; then
+      echo "installing the Python packages failed:" >&2
+      cat "$PY_INSTALL_LOG" >&2
+      return 1
+    fi
+    cat "$PY_INSTALL_LOG"
+  else
+    python_install
+  fi
+}
+
 # Exports a small recorded store (the Rust test writes it) as a dataset
 # folder, TRL JSONL and OpenAI JSONL, and loads them with `datasets`.
 python_check_datasets() (
@@ -118,7 +155,7 @@ python_check_verifiers() {
 }
 
 python_tests() {
-  python_venv
+  python_ready
   python_check_datasets
   python_check_gym
   python_check_openenv
