@@ -71,3 +71,29 @@ fn underwriting_solutions_match_their_snapshots() {
 fn month_end_close_solutions_match_their_snapshots() {
     check_world(common::world("month-end-close"));
 }
+
+/// The seed jobs' reference solutions are demonstrations: every step says
+/// why, in the expert's words, so recorded gold carries the reasoning
+/// before each action (τ-bench's ported solutions have none to carry).
+#[test]
+fn every_step_of_the_seed_jobs_solutions_says_why() {
+    for name in [
+        "support-desk",
+        "contract-review",
+        "underwriting",
+        "month-end-close",
+    ] {
+        let world = World::load(common::world_dir(name)).expect("the world loads");
+        for (id, task) in &world.tasks {
+            let steps = task.solution_steps().expect("solution steps parse");
+            assert!(!steps.is_empty(), "{name}/{id} has no solution");
+            for (i, step) in steps.iter().enumerate() {
+                assert!(
+                    step.why.as_deref().is_some_and(|w| !w.trim().is_empty()),
+                    "{name}/{id}: solution step {} has no why",
+                    i + 1
+                );
+            }
+        }
+    }
+}

@@ -49,15 +49,21 @@ fn s(p: &Path) -> &str {
 }
 
 /// support-desk copied into `dir/worlds`, its duplicate-charge solution's
-/// first step given a `why`.
+/// first step given another `why` and its second step none.
 fn support_desk(dir: &Path) -> std::path::PathBuf {
     let world = dir.join("worlds/support-desk");
     common::copy_dir(&common::world_dir("support-desk"), &world);
     common::replace(
         &world,
         "tasks/duplicate-charge.toml",
-        "tool = \"get_ticket\"\nargs = { ticket_id = \"T-1042\" }",
-        "tool = \"get_ticket\"\nargs = { ticket_id = \"T-1042\" }\nwhy = \"Read the ticket before touching the account.\"",
+        "why = \"Read the ticket: Dana says the March invoice was charged twice.\"",
+        "why = \"Read the ticket before touching the account.\"",
+    );
+    common::replace(
+        &world,
+        "tasks/duplicate-charge.toml",
+        "why = \"Open the customer record to confirm the account and the card on file.\"\n",
+        "",
     );
     world
 }
