@@ -15,6 +15,9 @@ use rusqlite::{Connection, Error as SqlError};
 
 use crate::python;
 
+/// What a function's argument-compiling closure may fail with.
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// How `new_id(prefix)` writes ids: `{prefix}{separator}{n}`, with `n`
 /// zero-padded to `width` digits and counted per prefix from `start`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -234,6 +237,30 @@ pub fn register(conn: &Connection, state: &SharedState) -> rusqlite::Result<()> 
         Ok(lock(&s).new_id(&prefix))
     })?;
 
+    // `text REGEXP pattern` (SQLite calls regexp(pattern, text)): the
+    // regex crate's syntax, matched in linear time, the pattern compiled
+    // once per statement. NULL text gives NULL, as SQLite's LIKE does.
+    conn.create_scalar_function("regexp", 2, det, |ctx| {
+        let re = ctx.get_or_create_aux(0, |v| -> Result<regex::Regex, BoxError> {
+            let pattern = v
+                .as_str()
+                .map_err(|_| "regexp: the pattern must be text".to_string())?;
+            regex::RegexBuilder::new(pattern)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| format!("regexp: {pattern:?} is not a valid pattern: {e}").into())
+        })?;
+        let text = match ctx.get_raw(1) {
+            ValueRef::Null => return Ok(None),
+            ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+            ValueRef::Integer(i) => i.to_string(),
+            ValueRef::Real(f) => f.to_string(),
+            ValueRef::Blob(_) => {
+                return Err(user_error("regexp: the text must be text, not a blob"))
+            }
+        };
+        Ok(Some(re.is_match(&text)))
+    })?;
     conn.create_scalar_function("round", 1, det, |ctx| py_round(ctx, 0, true))?;
     conn.create_scalar_function("round", 2, det, |ctx| {
         let digits = ctx
@@ -409,6 +436,33 @@ mod tests {
             width: 6,
             start: 1,
         }
+    }
+
+    #[test]
+    fn regexp_matches_with_the_regex_syntax_and_says_what_is_wrong() {
+        let conn = Connection::open_in_memory().unwrap();
+        let state: SharedState = Arc::new(Mutex::new(SimState::new(0, 0, ids())));
+        register(&conn, &state).unwrap();
+        let one =
+            |sql: &str| -> rusqlite::Result<Option<bool>> { conn.query_row(sql, [], |r| r.get(0)) };
+        assert_eq!(
+            one("SELECT 'INV-24073' REGEXP '^INV-[0-9]{5}$'").unwrap(),
+            Some(true)
+        );
+        assert_eq!(
+            one("SELECT 'Refund duplicate' REGEXP '(?i)DUPLICATE'").unwrap(),
+            Some(true)
+        );
+        assert_eq!(
+            one("SELECT 'INV-2407' REGEXP '^INV-[0-9]{5}$'").unwrap(),
+            Some(false)
+        );
+        assert_eq!(one("SELECT 7900 REGEXP '^79'").unwrap(), Some(true));
+        assert_eq!(one("SELECT NULL REGEXP 'x'").unwrap(), None);
+        let err = one("SELECT 'a' REGEXP '(unclosed'")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not a valid pattern"), "{err}");
     }
 
     #[test]

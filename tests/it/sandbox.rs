@@ -263,3 +263,19 @@ fn json_each_survives_a_full_copy_reset() {
         }
     }
 }
+
+/// World and rubric SQL may match text with `REGEXP` (the regex crate's
+/// syntax): a rubric's query can check a note's wording without a
+/// hand-written LIKE cascade.
+#[test]
+fn rubric_and_tool_sql_can_use_regexp() {
+    let world = common::mini();
+    let ep = common::episode(&world, "pay-back");
+    let rows = ep
+        .query(
+            "SELECT count(*) AS n FROM accounts WHERE owner REGEXP '(?i)^ada\\b'",
+            &serde_json::Map::new(),
+        )
+        .expect("REGEXP runs under the read sandbox");
+    assert_eq!(rows[0]["n"], json!(1));
+}
