@@ -813,21 +813,15 @@ fn free_text_values(old: Option<&Value>, new: &Value) -> Vec<(String, Vec<String
 
 /// The write tool after whose last call gold tells the user what it did,
 /// and what it says then, when the task has no outputs to check that
-/// message by: without a
-/// criterion on it, a run that acts and never says so matches gold.
+/// message by: without a criterion on it, a run that acts and never says
+/// so matches gold.
 fn reported_write(world: &World, task: &Task, gold: &[Action]) -> Option<(String, Vec<String>)> {
     if !task.outputs.is_empty() {
         return None;
     }
-    let is_write = |t: &str| {
-        world
-            .tools
-            .get(t)
-            .is_some_and(|t| t.kind == ToolKind::Write)
-    };
-    let last_write = gold
-        .iter()
-        .rposition(|a| matches!(a, Action::Tool { tool, .. } if is_write(tool)))?;
+    let last_write = gold.iter().rposition(
+        |a| matches!(a, Action::Tool { tool, .. } if super::mutations::is_write(world, tool)),
+    )?;
     let told: Vec<String> = gold[last_write..]
         .iter()
         .filter_map(|a| match a {

@@ -408,17 +408,16 @@ fn drafts_for_a_world_written_from_the_docs_pass_lint() {
     assert!(!renew.contains("[[gold]]"), "no synthetic reply: {renew}");
     let w = Arc::new(World::load(dir.path()).expect("loads"));
     let tasks: Vec<String> = w.tasks.keys().cloned().collect();
-    assert_cheats_caught(
-        &w,
-        &tasks,
-        &[
-            MutantKind::Stuffing,
-            MutantKind::Spray,
-            MutantKind::NearMiss,
-            MutantKind::Disclosure,
-        ],
-    );
+    assert_cheats_caught(&w, &tasks, &DRAFT_CLASSES);
 }
+
+/// The cheat classes every draft of a world with a `[scope]` must meet.
+const DRAFT_CLASSES: [MutantKind; 4] = [
+    MutantKind::Stuffing,
+    MutantKind::Spray,
+    MutantKind::NearMiss,
+    MutantKind::Disclosure,
+];
 
 /// Fresh drafts of a bundled world, with its own rubrics removed.
 fn fresh_drafts(world: &str) -> (tempfile::TempDir, Arc<World>) {
@@ -474,16 +473,7 @@ fn fresh_drafts_for_support_desk_pass_lint() {
             .expect("written");
     assert!(approved.contains("expect = { null = false }"), "{approved}");
     let tasks: Vec<String> = w.tasks.keys().cloned().collect();
-    assert_cheats_caught(
-        &w,
-        &tasks,
-        &[
-            MutantKind::Stuffing,
-            MutantKind::Spray,
-            MutantKind::NearMiss,
-            MutantKind::Disclosure,
-        ],
-    );
+    assert_cheats_caught(&w, &tasks, &DRAFT_CLASSES);
 }
 
 /// Month-end's `march-accruals` and contract-review's `nda-non-solicit`
