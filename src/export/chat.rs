@@ -41,7 +41,7 @@ pub fn world_and_task<'w>(
     let r = &b.record;
     let world = worlds.get(&r.world_id).ok_or_else(|| {
         Error::Other(format!(
-            "episode {}: world `{}` is not in {}",
+            "episode {}: world `{}` is not in {}; name the folder that holds the world's folder",
             r.id,
             r.world_id,
             worlds.dir().display()

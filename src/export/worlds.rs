@@ -110,7 +110,7 @@ impl WorldSet {
                         .join(", ")
                 };
                 out.problems.push(format!(
-                    "{name}: world `{}` is not in {} (it has {have})",
+                    "{name}: world `{}` is not in {} (it has {have}); name the folder that holds the world's folder",
                     r.world_id,
                     self.dir.display()
                 ));

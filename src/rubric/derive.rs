@@ -1137,7 +1137,8 @@ fn slug(s: &str) -> String {
 }
 
 pub(super) fn singular(table: &str) -> String {
-    let t = table.strip_suffix('s').unwrap_or(table);
+    // `leave_requests` reads "Leave request", not "Leave_request".
+    let t = table.strip_suffix('s').unwrap_or(table).replace('_', " ");
     let mut c = t.chars();
     match c.next() {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
@@ -1200,5 +1201,6 @@ mod tests {
         );
         assert_eq!(slug("#W6067464"), "w6067464");
         assert_eq!(singular("orders"), "Order");
+        assert_eq!(singular("leave_requests"), "Leave request");
     }
 }

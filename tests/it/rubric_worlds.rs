@@ -180,9 +180,8 @@ fn doing_nothing_or_only_talking_scores_zero_where_the_task_needs_an_action() {
 /// and its rubrics keep passing lint.
 #[test]
 fn the_world_written_from_the_docs_passes_lint() {
-    let w = Arc::new(
-        World::load(common::repo().join("tests/worlds/hr-leave-desk")).expect("it loads"),
-    );
+    let w =
+        Arc::new(World::load(common::repo().join("tests/worlds/hr-leave-desk")).expect("it loads"));
     let tasks: Vec<String> = w.tasks.keys().cloned().collect();
     assert_eq!(tasks.len(), 3);
     assert_lint_passes(&w, &tasks);

@@ -245,7 +245,7 @@ fn run_stored(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             },
             (None, None) => {
                 refused.push(format!(
-                    "episode {}: world `{}` is not in {}",
+                    "episode {}: world `{}` is not in {} (--worlds names the folder that holds world folders; --world names one world)",
                     b.record.id,
                     b.record.world_id,
                     worlds.dir().display()

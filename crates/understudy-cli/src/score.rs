@@ -228,32 +228,49 @@ fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {
             s.judge_errors
         ));
     }
-    let width = s
-        .criteria
+    // Over several tasks, one id can mean different criteria (`output-1`)
+    // with different points: each row names its task then.
+    let tasks: std::collections::BTreeSet<&str> = s
+        .task_criteria
         .iter()
-        .map(|c| c.criterion_id.len())
-        .max()
-        .unwrap_or(9)
-        .max(9);
+        .filter_map(|c| c.task_id.as_deref())
+        .collect();
+    let mut rows: Vec<(String, &batch::CriterionRate)> = if tasks.len() > 1 {
+        s.task_criteria
+            .iter()
+            .map(|c| {
+                let task = c.task_id.as_deref().unwrap_or("");
+                (format!("{task} {}", c.criterion_id), c)
+            })
+            .collect()
+    } else {
+        s.criteria
+            .iter()
+            .map(|c| (c.criterion_id.clone(), c))
+            .collect()
+    };
+    rows.sort_by(|a, b| a.1.rate.total_cmp(&b.1.rate).then_with(|| a.0.cmp(&b.0)));
+    let width = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(9).max(9);
+    let label = if tasks.len() > 1 {
+        "task criterion"
+    } else {
+        "criterion"
+    };
     out.push_str(&format!(
-        "\n{:width$}  {:>7}  {:>15}  {:>6}\n",
-        "criterion", "points", "met/evaluated", "rate"
+        "\n{label:width$}  {:>7}  {:>15}  {:>6}\n",
+        "points", "met/evaluated", "rate"
     ));
     const ROWS: usize = 25;
-    for c in s.criteria.iter().take(ROWS) {
+    for (name, c) in rows.iter().take(ROWS) {
         out.push_str(&format!(
-            "{:width$}  {:>7}  {:>15}  {:>5.1}%\n",
-            c.criterion_id,
+            "{name:width$}  {:>7}  {:>15}  {:>5.1}%\n",
             format!("{:+}", c.points),
             format!("{}/{}", c.met, c.evaluated),
             c.rate * 100.0
         ));
     }
-    if s.criteria.len() > ROWS {
-        out.push_str(&format!(
-            "… {} more (see --json)\n",
-            s.criteria.len() - ROWS
-        ));
+    if rows.len() > ROWS {
+        out.push_str(&format!("… {} more (see --json)\n", rows.len() - ROWS));
     }
     out
 }

@@ -505,3 +505,34 @@ fn the_score_summary_reports_the_pass_rate_and_stuffing_fails() {
         "{summary}"
     );
 }
+
+/// Over several tasks the summary table names each row's task: the same id
+/// (`nothing-else-changed`) is a different criterion in each rubric, with
+/// its own points, and merging them misread both.
+#[test]
+fn the_score_table_over_several_tasks_names_each_rows_task() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.jsonl");
+    write(
+        &input,
+        &[
+            json!({"task_id": "frozen", "actions": []}),
+            json!({"task_id": "pay-back", "actions": []}),
+        ],
+    );
+    let out = bin()
+        .args(["score", "--world"])
+        .arg(common::mini_dir())
+        .arg("--input")
+        .arg(&input)
+        .arg("--output")
+        .arg(dir.path().join("out.jsonl"))
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout).into_owned()
+        + String::from_utf8_lossy(&out.stderr).as_ref();
+    assert!(out.status.success(), "{table}");
+    assert!(table.contains("task criterion"), "{table}");
+    assert!(table.contains("frozen "), "{table}");
+    assert!(table.contains("pay-back "), "{table}");
+}
