@@ -497,3 +497,27 @@ fn fresh_drafts_for_month_end_and_contract_review_pass_lint() {
         }
     }
 }
+
+/// A scope can reach a table the seed leaves empty (records only tools
+/// create): the mini world's `transfers` reach the subject account by
+/// `from_id` before any transfer exists.
+#[test]
+fn a_scope_reaches_a_table_the_seed_leaves_empty() {
+    let dir = common::copy_world(&common::mini_dir());
+    let manifest = dir.path().join("world.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[scope]\nsubject = \"accounts\"\nreach = [{{ table = \"transfers\", via = \"from_id\" }}]\nsensitive = [\"accounts.owner\"]\n"),
+    )
+    .expect("write");
+    World::load(dir.path()).expect("a reach through an empty table loads");
+    // A column that does not exist is still refused, with the columns.
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[scope]\nsubject = \"accounts\"\nreach = [{{ table = \"transfers\", via = \"sender\" }}]\n"),
+    )
+    .expect("write");
+    let all = problems(World::load(dir.path()).expect_err("rejected"));
+    assert!(all.contains("`transfers` has no column `sender`"), "{all}");
+}

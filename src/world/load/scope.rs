@@ -110,7 +110,8 @@ pub(super) fn load_scope(
 }
 
 /// Resolves `path` (a column, or a path into the table's document column)
-/// and checks some seeded record holds a value there.
+/// and, for a document path, checks some seeded record holds a value
+/// there (when the seed has records of the table at all).
 fn field(
     conn: &Connection,
     tables: &[TableInfo],
@@ -151,8 +152,14 @@ fn field(
         column,
         path: rest,
     };
+    // A plain column exists (checked above), so only a path into a JSON
+    // document can be a typo the seed shows; a table the seed leaves empty
+    // (records only tools create) has nothing to check against.
+    if f.path.is_empty() {
+        return Ok(f);
+    }
     let values = column_values(conn, table, &f.column).map_err(|e| e.to_string())?;
-    if values.iter().any(|v| !f.values(v).is_empty()) {
+    if values.is_empty() || values.iter().any(|v| !f.values(v).is_empty()) {
         return Ok(f);
     }
     let fields = values
