@@ -14,6 +14,8 @@ PY_PACKAGES=(
   "minari==0.5.4"   # loads the Minari export (clients/python/tests/test_minari.py)
   "ray==2.60.0"   # a local cluster runs episodes on actors (tests/python/test_ray.py)
   "mcp==2.3.0"   # the official MCP SDK's ClientSession over stdio and streamable HTTP (tests/python/test_mcp.py)
+  "krippendorff==0.9.0"   # reference Krippendorff's alpha (tests/python/check_agreement.py)
+  "statsmodels==0.15.0"   # reference Cohen's and Fleiss' kappa (tests/python/check_agreement.py)
   "pytest>=7"
 )
 
@@ -82,6 +84,19 @@ python_check_mcp() {
   UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VENV/bin/python" -m pytest -q -s tests/python/test_mcp.py
 }
 
+# The engine's grader agreement (Cohen's and Fleiss' kappa, Krippendorff's
+# alpha) on fixed cases, recomputed with the krippendorff and statsmodels
+# packages. The Rust test writes the cases and its answers.
+python_check_agreement() (
+  step "python: grader agreement matches krippendorff and statsmodels"
+  local dir
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  UNDERSTUDY_AGREEMENT_OUT="$dir/cases.json" cargo test --locked --quiet -p understudy --lib grading::agreement::tests::write_cases_for_the_python_reference_check
+  [ -s "$dir/cases.json" ] || { echo "the Rust test wrote no agreement cases" >&2; return 1; }
+  "$PY_VENV/bin/python" tests/python/check_agreement.py "$dir/cases.json"
+)
+
 python_tests() {
   python_venv
   python_check_datasets
@@ -89,4 +104,5 @@ python_tests() {
   python_check_openenv
   python_check_ray
   python_check_mcp
+  python_check_agreement
 }

@@ -41,6 +41,7 @@ pub mod diagnostics;
 pub mod episode;
 pub mod error;
 pub mod export;
+pub mod grading;
 pub mod observation;
 pub mod output_file;
 pub mod plugin;

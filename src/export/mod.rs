@@ -36,6 +36,7 @@ use crate::error::{Error, Result};
 use crate::store::{EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, Store};
 use crate::trajectory::Trajectory;
 
+pub(crate) use import::import_parsed;
 pub use import::{import, ImportSummary};
 pub use worlds::WorldSet;
 

@@ -6,6 +6,7 @@ mod determinism;
 mod episode;
 mod fuzz;
 mod golden;
+mod grading;
 mod plugin;
 mod rubric_cheats;
 mod rubric_judge;
