@@ -15,6 +15,8 @@
 //! - [`review`]: the readable state diff shown before submitting;
 //! - [`queue`]: the review queue, and a reviewer's approve or reject;
 //! - [`replay_view`]: a finished episode step by step, for reviewers;
+//! - [`grading`]: agent runs imported, graded and overridden by experts,
+//!   and the graders' agreement;
 //! - [`service`]: the thin layer all commands call (store, worlds, open
 //!   recorders);
 //! - [`error`]: every error as `{code, message}` in plain language;
@@ -29,6 +31,7 @@
 pub mod episodes;
 pub mod error;
 pub mod experts;
+pub mod grading;
 pub mod home;
 pub mod ipc;
 pub mod paths;
@@ -112,6 +115,13 @@ macro_rules! with_commands {
             rubrics::lint_rubric,
             rubrics::try_rubric,
             rubrics::save_rubric,
+            grading::grading_runs,
+            grading::import_agent_runs,
+            grading::assign_grader,
+            grading::open_grading,
+            grading::grade_criterion,
+            grading::finish_grading,
+            grading::grading_agreement,
         )
     };
 }
@@ -271,6 +281,11 @@ mod bindings {
             crate::rubrics::LintView::export_all_to(&dir),
             crate::rubrics::TryView::export_all_to(&dir),
             crate::rubrics::SavedView::export_all_to(&dir),
+            crate::grading::GradingView::export_all_to(&dir),
+            crate::grading::ImportView::export_all_to(&dir),
+            crate::grading::SheetView::export_all_to(&dir),
+            crate::grading::AgreementView::export_all_to(&dir),
+            understudy::grading::GradeInput::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.
             understudy::observation::ViewListing::export_all_to(&dir),
