@@ -27,6 +27,7 @@ function progressLabel(t: TaskSummary): { text: string; tone: string } {
 export function Home({
   onOpen,
   onReview,
+  onGrading,
   onRubric,
   onReady,
   initial,
@@ -34,6 +35,8 @@ export function Home({
   onOpen: (episodeId: string) => void;
   /** Opens the review queue. */
   onReview?: () => void;
+  /** Opens the agent runs to grade. */
+  onGrading?: () => void;
   /** Opens a task's rubric workspace. */
   onRubric?: (worldId: string, taskId: string) => void;
   onReady?: () => void;
@@ -147,6 +150,11 @@ export function Home({
           {onReview && (
             <button type="button" className="btn btn-secondary btn-sm" onClick={onReview} data-testid="open-review">
               Review recordings
+            </button>
+          )}
+          {onGrading && (
+            <button type="button" className="btn btn-secondary btn-sm" onClick={onGrading} data-testid="open-grading-list">
+              Grade agent runs
             </button>
           )}
         </div>
