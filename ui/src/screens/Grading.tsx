@@ -62,7 +62,7 @@ function Graders({ row, view, onAssign }: { row: GradingRow; view: GradingView; 
         <span className="muted small">Nobody is grading this yet</span>
       ) : (
         row.graders.map((g) => (
-          <span key={g.id} className={`chip chip-xs ${g.done ? "chip-green" : "chip-outline"}`} data-testid="grader" data-done={g.done}>
+          <span key={g.id} className={`chip chip-xs ${g.done ? "chip-green" : "chip-grey"}`} data-testid="grader" data-done={g.done}>
             {g.name}
             {g.done ? " · done" : " · grading"}
           </span>
@@ -113,7 +113,10 @@ export function AgreementPanel({ agreement }: { agreement: AgreementView }) {
             Whole rubric · {methodName(r.rubric.method)}
             {agreement.grader_names.length > 0 && <> · graders: {agreement.grader_names.join(", ")}</>}
           </div>
-          <div className={`gr-big gr-tone-${tone(r.rubric.value)}`} data-testid="agreement-value">
+          <div
+            className={r.rubric.value === null ? "gr-none" : `gr-big gr-tone-${tone(r.rubric.value)}`}
+            data-testid="agreement-value"
+          >
             {describe(r.rubric)}
           </div>
           {r.rubric.percent !== null && (
@@ -129,6 +132,7 @@ export function AgreementPanel({ agreement }: { agreement: AgreementView }) {
         </p>
       </div>
       {r.graders.length >= 2 && <AgreementChart criteria={r.criteria} />}
+      {r.graders.length >= 2 && (
       <table className="gr-table" data-testid="agreement-table">
         <thead>
           <tr>
@@ -145,13 +149,26 @@ export function AgreementPanel({ agreement }: { agreement: AgreementView }) {
                 {c.judged && <span className="chip chip-xs chip-blue gr-inline-chip">judged</span>}
               </td>
               <td className={`gr-tone-${tone(c.agreement.value)}`}>
-                {c.agreement.value === null ? <span className="muted small">{c.agreement.note}</span> : describe(c.agreement)}
+                {c.agreement.value === null ? (
+                  <span className="muted" title={c.agreement.note ?? undefined}>
+                    —
+                  </span>
+                ) : (
+                  describe(c.agreement)
+                )}
               </td>
               <td>{c.agreement.percent === null ? "—" : `${Math.round(c.agreement.percent * 100)}%`}</td>
             </tr>
           ))}
         </tbody>
       </table>
+      )}
+      {r.graders.length >= 2 && r.criteria.some((c) => c.agreement.value === null) && (
+        <p className="small muted gr-legend" data-testid="agreement-dash">
+          — : not measurable yet. Every grade of that criterion was the same, or no run of it was graded twice; grade more runs to
+          measure it.
+        </p>
+      )}
     </div>
   );
 }
@@ -305,7 +322,7 @@ export function Grading({ onHome, onGrade }: { onHome: () => void; onGrade: (epi
                           <div className="queue-who">
                             Agent: {r.model}
                             {mine && (
-                              <span className="chip chip-xs chip-outline">{mine.done ? "You are done" : "Assigned to you"}</span>
+                              <span className="chip chip-xs chip-blue">{mine.done ? "You are done" : "Assigned to you"}</span>
                             )}
                           </div>
                           <div className="muted small">

@@ -1,11 +1,19 @@
 import { useEffect, useRef } from "react";
 import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip } from "chart.js";
 import type { CriterionAgreement } from "../../bindings/CriterionAgreement";
-import { methodName, strength, tone } from "../../lib/agreement";
+import { methodName, strength } from "../../lib/agreement";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip);
 
 const COLOURS = { grey: "#cbd1d9", red: "#b42318", amber: "#dc8a0b", green: "#067647" } as const;
+
+/** Green when graders nearly always agree, amber sometimes, red often not. */
+function colour(share: number | null): string {
+  if (share === null) return COLOURS.grey;
+  if (share >= 0.8) return COLOURS.green;
+  if (share >= 0.6) return COLOURS.amber;
+  return COLOURS.red;
+}
 
 /** Shortens a criterion's words to fit a chart label. */
 function label(text: string): string {
@@ -13,23 +21,27 @@ function label(text: string): string {
 }
 
 /**
- * One horizontal bar per criterion, from −1 to 1: where graders disagree
- * stands out at a glance (the table beside it has the numbers).
+ * One horizontal bar per criterion: how often its graders gave the same
+ * grade, so the criteria they disagree on stand out at a glance. The
+ * chance-corrected κ or α is in the tooltip and the table below (with
+ * few runs it is often not measurable, while the share always is).
  */
 export function AgreementChart({ criteria }: { criteria: CriterionAgreement[] }) {
   const canvas = useRef<HTMLCanvasElement | null>(null);
   useEffect(() => {
     if (!canvas.current) return;
-    const values = criteria.map((c) => c.agreement.value);
+    const shares = criteria.map((c) => c.agreement.percent);
     const chart = new Chart(canvas.current, {
       type: "bar",
       data: {
         labels: criteria.map((c) => label(c.description)),
         datasets: [
           {
-            data: values.map((v) => v ?? 0),
-            backgroundColor: values.map((v) => COLOURS[tone(v)]),
+            data: shares.map((v) => (v ?? 0) * 100),
+            backgroundColor: shares.map(colour),
             borderRadius: 3,
+            // A criterion nobody agreed on still shows as a sliver of red.
+            minBarLength: 4,
             barThickness: 14,
           },
         ],
@@ -40,7 +52,13 @@ export function AgreementChart({ criteria }: { criteria: CriterionAgreement[] })
         responsive: true,
         maintainAspectRatio: false,
         scales: {
-          x: { min: -1, max: 1, ticks: { stepSize: 0.5 }, grid: { color: "#e2e5ea" } },
+          x: {
+            min: 0,
+            max: 100,
+            ticks: { stepSize: 25, callback: (v) => `${v}%` },
+            title: { display: true, text: "Graders gave the same grade" },
+            grid: { color: "#e2e5ea" },
+          },
           y: { ticks: { font: { size: 11 } }, grid: { display: false } },
         },
         plugins: {
@@ -50,9 +68,10 @@ export function AgreementChart({ criteria }: { criteria: CriterionAgreement[] })
                 const c = criteria[item.dataIndex];
                 if (!c) return "";
                 const a = c.agreement;
+                const same = a.percent === null ? "no run graded twice" : `same grade ${Math.round(a.percent * 100)}%`;
                 return a.value === null
-                  ? (a.note ?? "Not enough grades yet")
-                  : `${methodName(a.method)} ${a.value.toFixed(2)} (${strength(a.value)}), ${a.items} run(s)`;
+                  ? `${same}; ${a.note ?? "not enough grades yet"}`
+                  : `${same}; ${methodName(a.method)} ${a.value.toFixed(2)} (${strength(a.value)}) over ${a.items} run(s)`;
               },
             },
           },
@@ -66,7 +85,7 @@ export function AgreementChart({ criteria }: { criteria: CriterionAgreement[] })
       <canvas
         ref={canvas}
         role="img"
-        aria-label="Agreement per criterion, from −1 (always opposite) to 1 (always the same)"
+        aria-label="How often the graders gave the same grade, per criterion"
         data-testid="agreement-chart"
       />
     </div>
