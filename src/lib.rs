@@ -37,6 +37,7 @@
 //!   `json.dumps`, which τ-bench observations depend on.
 
 pub mod action;
+pub mod consensus;
 pub mod diagnostics;
 pub mod episode;
 pub mod error;

@@ -15,6 +15,7 @@
 //! - [`review`]: the readable state diff shown before submitting;
 //! - [`queue`]: the review queue, and a reviewer's approve or reject;
 //! - [`replay_view`]: a finished episode step by step, for reviewers;
+//! - [`consensus`]: where experts' runs of one task diverge, for reviewers;
 //! - [`grading`]: agent runs imported, graded and overridden by experts,
 //!   and the graders' agreement;
 //! - [`service`]: the thin layer all commands call (store, worlds, open
@@ -28,6 +29,7 @@
 //! after the engine's recorder committed it to the SQLite store, so the
 //! window never shows a result that a crash could lose.
 
+pub mod consensus;
 pub mod episodes;
 pub mod error;
 pub mod experts;
@@ -122,6 +124,7 @@ macro_rules! with_commands {
             grading::grade_criterion,
             grading::finish_grading,
             grading::grading_agreement,
+            consensus::task_consensus,
         )
     };
 }
@@ -285,6 +288,7 @@ mod bindings {
             crate::grading::ImportView::export_all_to(&dir),
             crate::grading::SheetView::export_all_to(&dir),
             crate::grading::AgreementView::export_all_to(&dir),
+            crate::consensus::ConsensusView::export_all_to(&dir),
             understudy::grading::GradeInput::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.

@@ -2,6 +2,7 @@
 import type { Action } from "./Action";
 import type { AgreementView } from "./AgreementView";
 import type { Checked } from "./Checked";
+import type { ConsensusView } from "./ConsensusView";
 import type { Decision } from "./Decision";
 import type { DraftView } from "./DraftView";
 import type { EpisodeView } from "./EpisodeView";
@@ -62,6 +63,7 @@ export type Commands = {
   grade_criterion: { args: { episodeId: string; grade: GradeInput }; returns: SheetView };
   finish_grading: { args: { episodeId: string }; returns: SheetView };
   grading_agreement: { args: { worldId: string; taskId: string }; returns: AgreementView };
+  task_consensus: { args: { worldId: string; taskId: string }; returns: ConsensusView };
 };
 
 /** Sends one command; rejects with the command's error. */
@@ -227,5 +229,9 @@ export function commands(call: Call) {
      * How much the graders of a task's runs agree, per criterion and overall.
      */
     gradingAgreement: (worldId: string, taskId: string) => call("grading_agreement", { worldId, taskId }),
+    /**
+     * Where the experts' runs of a task diverge, field by field and call by call.
+     */
+    taskConsensus: (worldId: string, taskId: string) => call("task_consensus", { worldId, taskId }),
   };
 }
