@@ -194,7 +194,10 @@ mod tests {
     }
 
     fn refund(amount: f64) -> Action {
-        Action::tool("issue_refund", json!({"invoice_id": "INV-1", "amount": amount}))
+        Action::tool(
+            "issue_refund",
+            json!({"invoice_id": "INV-1", "amount": amount}),
+        )
     }
 
     #[test]
@@ -217,7 +220,12 @@ mod tests {
             RunOutcome {
                 episode_id: "c".into(),
                 changed: vec![field("INV-1", "refunded", json!(0), json!(5000))],
-                actions: vec![look, refund(50.0), Action::message("Hi"), Action::message("Bye")],
+                actions: vec![
+                    look,
+                    refund(50.0),
+                    Action::message("Hi"),
+                    Action::message("Bye"),
+                ],
             },
         ];
         let c = compare(&runs);
@@ -229,7 +237,10 @@ mod tests {
         assert!(!refunded.agreed);
         // A run that left the field alone ends with the seeded value.
         let status = c.fields.iter().find(|f| f.field == "status").unwrap();
-        assert_eq!(status.values, [json!("refunded"), json!("paid"), json!("paid")]);
+        assert_eq!(
+            status.values,
+            [json!("refunded"), json!("paid"), json!("paid")]
+        );
         assert_eq!(c.fields_agreed, 0);
 
         assert_eq!(c.actions.len(), 3);

@@ -18,6 +18,9 @@ use crate::review;
 use crate::service::Service;
 use crate::AppState;
 
+/// The field name of a record compared whole (added or removed).
+pub const WHOLE_RECORD: &str = "(whole record)";
+
 /// The experts' runs of one task, compared.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct ConsensusView {
@@ -54,7 +57,44 @@ pub fn build(service: &Service, world_id: &str, task_id: &str) -> AppResult<Cons
         let end = replay_prefix(&world, &trajectory, kept, true)?;
         let mut changed = Vec::new();
         for t in review::tables(&end)? {
-            for rec in t.added.iter().chain(&t.changed).chain(&t.removed) {
+            // A record added or removed compares whole: "added" in one run
+            // and absent in another is one difference, not one per field.
+            let whole = |rec: &review::RecordDiff, after: bool| {
+                let fields: serde_json::Map<String, serde_json::Value> = rec
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        (
+                            f.field.clone(),
+                            if after {
+                                f.after.clone()
+                            } else {
+                                f.before.clone()
+                            },
+                        )
+                    })
+                    .collect();
+                serde_json::Value::Object(fields)
+            };
+            for rec in &t.added {
+                changed.push(ChangedField {
+                    table: t.table.clone(),
+                    key: rec.key.clone(),
+                    field: WHOLE_RECORD.into(),
+                    before: serde_json::Value::Null,
+                    after: whole(rec, true),
+                });
+            }
+            for rec in &t.removed {
+                changed.push(ChangedField {
+                    table: t.table.clone(),
+                    key: rec.key.clone(),
+                    field: WHOLE_RECORD.into(),
+                    before: whole(rec, false),
+                    after: serde_json::Value::Null,
+                });
+            }
+            for rec in &t.changed {
                 for f in &rec.fields {
                     changed.push(ChangedField {
                         table: t.table.clone(),

@@ -5,6 +5,8 @@ import type { Decision } from "../bindings/Decision";
 import type { EpisodeStatus } from "../bindings/EpisodeStatus";
 import type { QueueRow } from "../bindings/QueueRow";
 import type { QueueView } from "../bindings/QueueView";
+import type { ConsensusView } from "../bindings/ConsensusView";
+import { ConsensusPanel } from "../components/ConsensusPanel";
 import { DecisionDialog } from "../components/DecisionDialog";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { dateTime, duration, plural } from "../lib/format";
@@ -102,6 +104,14 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
   const [task, setTask] = useState("");
   const [expert, setExpert] = useState("");
   const [deciding, setDeciding] = useState<{ row: QueueRow; decision: Decision } | null>(null);
+  const [consensus, setConsensus] = useState<{ key: string; view: ConsensusView } | null>(null);
+  const compare = async (worldId: string, taskId: string) => {
+    try {
+      setConsensus({ key: `${worldId}/${taskId}`, view: await api.taskConsensus(worldId, taskId) });
+    } catch (e) {
+      setError(e as AppError);
+    }
+  };
 
   const refresh = useCallback(async () => {
     try {
@@ -215,9 +225,24 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
             )}
             {[...groups.entries()].map(([key, group]) => (
               <section key={key} className="queue-group" data-group={key}>
-                <h3 className="queue-group-title">
-                  {group[0]?.task_title} <span className="muted small">{group[0]?.world_name} · {plural(group.length, "recording")}</span>
+                <h3 className="queue-group-title cs-group-title">
+                  <span>
+                    {group[0]?.task_title} <span className="muted small">{group[0]?.world_name} · {plural(group.length, "recording")}</span>
+                  </span>
+                  {rows.filter(
+                    (r) => `${r.world_id}/${r.task_id}` === key && !r.is_agent && (r.status === "submitted" || r.status === "approved"),
+                  ).length >= 2 && (
+                    <button
+                      type="button"
+                      className="btn btn-ghost btn-sm"
+                      onClick={() => void compare(group[0]!.world_id, group[0]!.task_id)}
+                      data-testid="open-consensus"
+                    >
+                      Where do the experts differ?
+                    </button>
+                  )}
                 </h3>
+                {consensus?.key === key && <ConsensusPanel view={consensus.view} onClose={() => setConsensus(null)} />}
                 <ul className="queue-list">
                   {group.map((r) => (
                     <li key={r.episode_id} className="queue-row" data-testid="queue-row" data-episode={r.episode_id} data-status={r.status}>
