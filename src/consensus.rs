@@ -98,12 +98,14 @@ pub struct Consensus {
     pub unanimous: bool,
 }
 
+/// A field's table, record key and name.
+type FieldKey = (String, String, String);
+
 /// Compares the runs (at least one; with one, everything agrees).
 pub fn compare(runs: &[RunOutcome]) -> Consensus {
     let n = runs.len();
     // (table, key, field) → seeded value and each run's final one.
-    let mut fields: BTreeMap<(String, String, String), (Value, Vec<Option<Value>>)> =
-        BTreeMap::new();
+    let mut fields: BTreeMap<FieldKey, (Value, Vec<Option<Value>>)> = BTreeMap::new();
     for (i, run) in runs.iter().enumerate() {
         for c in &run.changed {
             let slot = fields
@@ -133,7 +135,8 @@ pub fn compare(runs: &[RunOutcome]) -> Consensus {
     field_rows.sort_by_key(|f| f.agreed);
 
     // Tool calls by their canonical text, in first-seen order.
-    let mut calls: Vec<(String, String, serde_json::Map<String, Value>, Vec<bool>)> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    let mut action_rows: Vec<ActionAgreement> = Vec::new();
     let mut messages = vec![0u32; n];
     for (i, run) in runs.iter().enumerate() {
         for action in &run.actions {
@@ -141,27 +144,27 @@ pub fn compare(runs: &[RunOutcome]) -> Consensus {
                 Action::Message { .. } => messages[i] += 1,
                 Action::Tool { tool, args } => {
                     let text = format!("{tool} {}", Value::Object(args.clone()));
-                    match calls.iter_mut().find(|c| c.0 == text) {
-                        Some(c) => c.3[i] = true,
+                    let at = match texts.iter().position(|t| *t == text) {
+                        Some(at) => at,
                         None => {
-                            let mut by = vec![false; n];
-                            by[i] = true;
-                            calls.push((text, tool.clone(), args.clone(), by));
+                            texts.push(text);
+                            action_rows.push(ActionAgreement {
+                                tool: tool.clone(),
+                                args: args.clone(),
+                                runs: vec![false; n],
+                                agreed: false,
+                            });
+                            action_rows.len() - 1
                         }
-                    }
+                    };
+                    action_rows[at].runs[i] = true;
                 }
             }
         }
     }
-    let mut action_rows: Vec<ActionAgreement> = calls
-        .into_iter()
-        .map(|(_, tool, args, by)| ActionAgreement {
-            agreed: by.iter().all(|b| *b),
-            tool,
-            args,
-            runs: by,
-        })
-        .collect();
+    for a in &mut action_rows {
+        a.agreed = a.runs.iter().all(|b| *b);
+    }
     action_rows.sort_by_key(|a| a.agreed);
 
     let fields_agreed = field_rows.iter().filter(|f| f.agreed).count() as u32;
