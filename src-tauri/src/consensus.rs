@@ -133,25 +133,16 @@ command! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{profile, service};
     use serde_json::json;
-    use std::path::Path;
-    use understudy::store::ExpertInput;
     use understudy::Action;
 
     #[test]
     fn two_experts_runs_differ_in_the_refund_they_gave() {
         let dir = tempfile::tempdir().unwrap();
-        let worlds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/worlds");
-        let s = Service::open(dir.path(), Some(worlds)).unwrap();
+        let s = service(dir.path());
         for (name, amount) in [("Renee", 79.0), ("Lee", 50.0)] {
-            s.save_expert(
-                None,
-                ExpertInput {
-                    name: name.into(),
-                    ..ExpertInput::default()
-                },
-            )
-            .unwrap();
+            profile(&s, name);
             let ep = s.start("support-desk", "duplicate-charge").unwrap();
             s.step(
                 &ep.id,

@@ -42,6 +42,8 @@ pub mod replay_view;
 pub mod review;
 pub mod rubrics;
 pub mod service;
+#[cfg(test)]
+mod testing;
 pub mod worlds;
 
 use std::path::PathBuf;

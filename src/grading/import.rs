@@ -4,11 +4,10 @@
 //! every line must be an agent's run (an expert's recording goes through
 //! review, not grading).
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::error::Result;
-use crate::export::{import_parsed, native, ImportSummary, WorldSet};
+use crate::error::{Error, Result};
+use crate::export::{import_checked, ImportSummary};
 use crate::store::{Actor, Store};
 
 /// Checks every line of `text` (named `source` in messages) and stores
@@ -21,25 +20,19 @@ pub fn import_agent_runs(
     source: &str,
     worlds_dir: &Path,
 ) -> Result<ImportSummary> {
-    let (parsed, mut problems) = native::parse_all(text);
-    for p in &parsed {
-        if let Actor::Expert { id } = &p.bundle.record.actor {
-            problems.push((
-                p.line,
-                format!(
-                    "line {}: episode {} was recorded by expert {id}, not by an agent; only agent runs are graded here (recordings by experts go to the review queue)",
-                    p.line, p.bundle.record.id
-                ),
-            ));
-        }
+    if text.trim().is_empty() {
+        return Err(Error::InvalidInput {
+            path: source.to_string(),
+            problems: vec!["line 1: the file holds no runs".to_string()],
+        });
     }
-    if parsed.is_empty() && problems.is_empty() {
-        problems.push((1, "line 1: the file holds no runs".to_string()));
+    import_checked(store, text, source, worlds_dir, |p| {
+        match &p.bundle.record.actor {
+        Actor::Expert { id } => Some(format!(
+            "episode {} was recorded by expert {id}, not by an agent; only agent runs are graded here (recordings by experts go to the review queue)",
+            p.bundle.record.id
+        )),
+        Actor::Agent { .. } => None,
     }
-    let ids: BTreeSet<String> = parsed
-        .iter()
-        .map(|p| p.bundle.record.world_id.clone())
-        .collect();
-    let worlds = WorldSet::load(worlds_dir, &ids)?;
-    import_parsed(store, parsed, problems, source, &worlds)
+    })
 }

@@ -173,7 +173,7 @@ fn require(conn: &rusqlite::Connection, table: &str, id: &str, what: &str) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Actor, EpisodeRecord, EpisodeStatus, ExpertInput};
+    use crate::store::{Actor, EpisodeRecord, EpisodeStatus};
 
     fn store_with_run() -> (tempfile::TempDir, Store, String) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -199,16 +199,8 @@ mod tests {
     }
 
     fn expert(store: &Store, name: &str) -> String {
-        store
-            .save_expert(
-                None,
-                &ExpertInput {
-                    name: name.into(),
-                    ..ExpertInput::default()
-                },
-            )
-            .expect("expert")
-            .id
+        let id = name.to_lowercase();
+        store.ensure_expert(&id, Some(name)).expect("expert").id
     }
 
     #[test]

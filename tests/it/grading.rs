@@ -8,7 +8,7 @@ use serde_json::Value;
 use understudy::export::{self, ExportOptions, Source};
 use understudy::grading::{self, GradeInput, Method};
 use understudy::rubric::Rubric;
-use understudy::store::{ExpertInput, Store};
+use understudy::store::Store;
 use understudy::Error;
 use understudy_testkit as common;
 
@@ -35,17 +35,10 @@ fn agent_runs_jsonl() -> String {
     String::from_utf8(out).expect("utf-8")
 }
 
+/// An expert whose id is their name in lower case.
 fn expert(store: &Store, name: &str) -> String {
-    store
-        .save_expert(
-            None,
-            &ExpertInput {
-                name: name.into(),
-                ..ExpertInput::default()
-            },
-        )
-        .expect("expert")
-        .id
+    let id = name.to_lowercase();
+    store.ensure_expert(&id, Some(name)).expect("expert").id
 }
 
 fn grade(criterion: &str, met: bool, reason: &str) -> GradeInput {
@@ -123,6 +116,8 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
         .expect("loads")
         .expect("a rubric");
     let (ana, ben) = (expert(&store, "Ana"), expert(&store, "Ben"));
+    let grade_as =
+        |run: &str, who: &str, g: GradeInput| grading::grade(&store, &world, &rubric, run, who, &g);
 
     // Ana's sheet: the automatic score is computed and stored once.
     let sheet = grading::sheet(&store, &world, &rubric, &runs[0], &ana).expect("sheet");
@@ -149,46 +144,20 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
     assert_eq!(store.scores(&runs[0]).expect("scores").len(), 1);
 
     // A judged criterion needs a reason; then it counts in Ana's score.
-    let err = grading::grade(
-        &store,
-        &world,
-        &rubric,
-        &runs[0],
-        &ana,
-        &grade("friendly", true, " "),
-    )
-    .expect_err("no reason");
+    let err = grade_as(&runs[0], &ana, grade("friendly", true, " ")).expect_err("no reason");
     assert!(err.to_string().contains("needs a reason"), "{err}");
-    let err = grading::grade(
-        &store,
-        &world,
-        &rubric,
-        &runs[0],
-        &ana,
-        &grade("nope", true, "x"),
-    )
-    .expect_err("unknown criterion");
+    let err = grade_as(&runs[0], &ana, grade("nope", true, "x")).expect_err("unknown criterion");
     assert!(matches!(err, Error::NotFound(_)));
-    let sheet = grading::grade(
-        &store,
-        &world,
-        &rubric,
-        &runs[0],
-        &ana,
-        &grade("friendly", true, "Warm and clear."),
-    )
-    .expect("graded");
+    let sheet =
+        grade_as(&runs[0], &ana, grade("friendly", true, "Warm and clear.")).expect("graded");
     assert!(sheet.assigned, "grading assigns the grader");
     assert_eq!(sheet.graded.value, Some(1.0));
 
     // Ana overrides an automatic check: her score moves, the original stays.
-    let sheet = grading::grade(
-        &store,
-        &world,
-        &rubric,
+    let sheet = grade_as(
         &runs[0],
         &ana,
-        &grade(
+        grade(
             "looked-first",
             false,
             "The look-up was of the wrong account.",
@@ -238,15 +207,7 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
     // on the other; everything else they let stand, except Ana's override.
     for (run, ana_says, ben_says) in [(&runs[0], true, true), (&runs[1], true, false)] {
         for (who, met) in [(&ana, ana_says), (&ben, ben_says)] {
-            grading::grade(
-                &store,
-                &world,
-                &rubric,
-                run,
-                who,
-                &grade("friendly", met, "Read the reply."),
-            )
-            .expect("graded");
+            grade_as(run, who, grade("friendly", met, "Read the reply.")).expect("graded");
             grading::finish(&store, &world, &rubric, run, who).expect("done");
         }
     }

@@ -4,6 +4,7 @@ import type { AppError } from "../bindings/AppError";
 import type { SheetCriterion } from "../bindings/SheetCriterion";
 import type { SheetView } from "../bindings/SheetView";
 import type { StepView } from "../bindings/StepView";
+import { ScreenBar } from "../components/ScreenBar";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { argsSummary, cell, dateTime, isMessage } from "../lib/format";
 
@@ -320,21 +321,12 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
   };
   return (
     <div className="home gr-run" data-screen="grade-run">
-      <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark" aria-hidden="true">
-            U
-          </span>
-          <span className="brand-name">Understudy</span>
-          <span className="brand-sub">Grading · {view.run.task_title}</span>
-        </div>
-        <div className="row gap-sm">
-          <span className="muted small">Agent: {view.run.model}</span>
-          <button type="button" className="btn btn-ghost btn-sm" onClick={onBack} data-testid="back-to-runs">
-            Back to the runs <kbd className="kbd">Esc</kbd>
-          </button>
-        </div>
-      </header>
+      <ScreenBar sub={`Grading · ${view.run.task_title}`}>
+        <span className="muted small">Agent: {view.run.model}</span>
+        <button type="button" className="btn btn-ghost btn-sm" onClick={onBack} data-testid="back-to-runs">
+          Back to the runs <kbd className="kbd">Esc</kbd>
+        </button>
+      </ScreenBar>
       <main className="gr-run-main">
         <aside className="card gr-steps" aria-labelledby="steps-title">
           <h2 id="steps-title" className="section-title">

@@ -6,6 +6,7 @@ import type { AppError } from "../bindings/AppError";
 import type { GradingRow } from "../bindings/GradingRow";
 import type { GradingView } from "../bindings/GradingView";
 import type { ImportView } from "../bindings/ImportView";
+import { ActingAs, ScreenBar } from "../components/ScreenBar";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { AgreementChart } from "../components/grading/AgreementChart";
 import { describe, methodName, tone } from "../lib/agreement";
@@ -253,29 +254,9 @@ export function Grading({ onHome, onGrade }: { onHome: () => void; onGrade: (epi
   const me = view?.grader?.id;
   return (
     <div className="home queue" data-screen="grading">
-      <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark" aria-hidden="true">
-            U
-          </span>
-          <span className="brand-name">Understudy</span>
-          <span className="brand-sub">Grading</span>
-        </div>
-        <div className="row gap-sm">
-          <span className="muted small">
-            {view?.grader ? (
-              <>
-                Grading as <strong data-testid="grader-name">{view.grader.name}</strong>
-              </>
-            ) : (
-              "No profile chosen: choose one on the start screen to grade"
-            )}
-          </span>
-          <button type="button" className="btn btn-ghost btn-sm" onClick={onHome} data-testid="back-home">
-            Back to tasks <kbd className="kbd">Esc</kbd>
-          </button>
-        </div>
-      </header>
+      <ScreenBar sub="Grading">
+        <ActingAs role="Grading" name={view?.grader?.name} testId="grader-name" none="No profile chosen: choose one on the start screen to grade" onHome={onHome} />
+      </ScreenBar>
       <main className="queue-main gr-main">
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
         {imported && <ImportResult result={imported} onDismiss={() => setImported(null)} />}

@@ -8,6 +8,7 @@ import type { QueueView } from "../bindings/QueueView";
 import type { ConsensusView } from "../bindings/ConsensusView";
 import { ConsensusPanel } from "../components/ConsensusPanel";
 import { DecisionDialog } from "../components/DecisionDialog";
+import { ActingAs, ScreenBar } from "../components/ScreenBar";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { dateTime, duration, plural } from "../lib/format";
 
@@ -159,29 +160,9 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
 
   return (
     <div className="home queue" data-screen="queue">
-      <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark" aria-hidden="true">
-            U
-          </span>
-          <span className="brand-name">Understudy</span>
-          <span className="brand-sub">Review</span>
-        </div>
-        <div className="row gap-sm">
-          <span className="muted small">
-            {view?.reviewer ? (
-              <>
-                Reviewing as <strong data-testid="reviewer">{view.reviewer.name}</strong>
-              </>
-            ) : (
-              "No profile chosen"
-            )}
-          </span>
-          <button type="button" className="btn btn-ghost btn-sm" onClick={onHome} data-testid="back-home">
-            Back to tasks <kbd className="kbd">Esc</kbd>
-          </button>
-        </div>
-      </header>
+      <ScreenBar sub="Review">
+        <ActingAs role="Reviewing" name={view?.reviewer?.name} testId="reviewer" none="No profile chosen" onHome={onHome} />
+      </ScreenBar>
       <main className="queue-main">
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
         <section className="card queue-card" aria-labelledby="queue-title">
