@@ -203,3 +203,15 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     overridden_row = app.text_of(f"[data-testid=agreement-table] tr[data-criterion='{OVERRIDDEN}']")
     assert "0%" in overridden_row, overridden_row
     app.shot("33-grading-agreement")
+
+    # The scores dashboard: the good run passes, the one that refunded fails a gate.
+    press(app, Keys.ESCAPE)
+    app.css("[data-screen=home]")
+    app.clickable("[data-testid=open-dashboard]").click()
+    app.css("[data-screen=dashboard]")
+    app.wait_text("[data-testid=dashboard-numbers]", "50%")
+    numbers = app.text_of("[data-testid=dashboard-numbers]")
+    assert "— · 0.50" in numbers, numbers
+    for chart in ["chart-scores", "chart-pass-k", "chart-criteria"]:
+        app.css(f"[data-testid={chart}]")
+    app.shot("34-scores-dashboard")

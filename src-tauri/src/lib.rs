@@ -16,6 +16,7 @@
 //! - [`queue`]: the review queue, and a reviewer's approve or reject;
 //! - [`replay_view`]: a finished episode step by step, for reviewers;
 //! - [`consensus`]: where experts' runs of one task diverge, for reviewers;
+//! - [`dashboard`]: a task's scores, criteria and pass^k at a glance;
 //! - [`grading`]: agent runs imported, graded and overridden by experts,
 //!   and the graders' agreement;
 //! - [`service`]: the thin layer all commands call (store, worlds, open
@@ -30,6 +31,7 @@
 //! window never shows a result that a crash could lose.
 
 pub mod consensus;
+pub mod dashboard;
 pub mod episodes;
 pub mod error;
 pub mod experts;
@@ -127,6 +129,7 @@ macro_rules! with_commands {
             grading::finish_grading,
             grading::grading_agreement,
             consensus::task_consensus,
+            dashboard::task_dashboard,
         )
     };
 }
@@ -291,6 +294,7 @@ mod bindings {
             crate::grading::SheetView::export_all_to(&dir),
             crate::grading::AgreementView::export_all_to(&dir),
             crate::consensus::ConsensusView::export_all_to(&dir),
+            crate::dashboard::DashboardView::export_all_to(&dir),
             understudy::grading::GradeInput::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.

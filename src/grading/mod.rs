@@ -1,5 +1,6 @@
 //! Experts grading agent runs: importing the runs, one grader's sheet for
-//! one run, their grades and overrides, and how much graders agree.
+//! one run, their grades and overrides, how much graders agree, and a
+//! task's scores at a glance ([`dashboard`]).
 //!
 //! A run's criteria are of two sorts. Automatically checked ones (state,
 //! action, message, scope) come with the check's verdict and evidence; a
@@ -16,6 +17,7 @@
 //! under a rubric version is stored, so the original stays on record.
 
 pub mod agreement;
+pub mod dashboard;
 mod import;
 pub mod report;
 mod sheet;
@@ -24,6 +26,7 @@ mod verdicts;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use dashboard::{task_dashboard, TaskDashboard};
 pub use import::import_agent_runs;
 pub use report::{agreement_report, Agreement, AgreementReport, CriterionAgreement, Method};
 pub use sheet::{finish, grade, sheet, Grade, GradeInput, GradingSheet, SheetCriterion};

@@ -263,3 +263,66 @@ fn a_rubric_saved_from_the_app_is_the_one_graded_with() {
         Err(Error::RubricInvalid { .. })
     ));
 }
+
+#[test]
+fn the_dashboard_scores_runs_afresh_with_the_stored_grades() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().join("s.db")).expect("store");
+    grading::import_agent_runs(
+        &store,
+        &agent_runs_jsonl(),
+        "runs.jsonl",
+        &common::mini_dir(),
+    )
+    .expect("import");
+    let runs = store.episodes(&Default::default()).expect("list");
+    let world = common::mini();
+    let rubric = grading::rubric_of(&world, None, "pay-back")
+        .expect("loads")
+        .expect("a rubric");
+
+    let waiting = grading::task_dashboard(&store, &world, &rubric, &runs).expect("dashboard");
+    assert_eq!(
+        (waiting.agent_runs, waiting.expert_runs, waiting.pending),
+        (2, 0, 2)
+    );
+    assert_eq!(waiting.agent_mean, None);
+    assert!(waiting.bins.iter().all(|b| b.agents == 0));
+
+    let ana = expert(&store, "Ana");
+    for (run, met) in runs.iter().zip([true, false]) {
+        grading::grade(
+            &store,
+            &world,
+            &rubric,
+            &run.id,
+            &ana,
+            &grade("friendly", met, "Read it."),
+        )
+        .expect("graded");
+    }
+    let d = grading::task_dashboard(&store, &world, &rubric, &runs).expect("dashboard");
+    assert_eq!(d.pending, 0);
+    assert_eq!(d.bins.len(), 10);
+    // 1.0 with the friendly reply, and just over 0.9 without its one point.
+    assert_eq!(d.bins[9].agents, 2);
+    assert_eq!(d.bins.iter().map(|b| b.agents).sum::<u32>(), 2);
+    let friendly = d
+        .criteria
+        .iter()
+        .find(|c| c.id == "friendly")
+        .expect("criterion");
+    assert_eq!((friendly.agents_right, friendly.agents_decided), (1, 2));
+    let careful = d
+        .criteria
+        .iter()
+        .find(|c| c.id == "no-transfer-to-others")
+        .expect("criterion");
+    assert_eq!(
+        (careful.agents_right, careful.agents_decided),
+        (2, 2),
+        "not sending money elsewhere is right"
+    );
+    assert_eq!(d.agent_pass_k.first().map(|p| p.k), Some(1));
+    assert!(d.agent_mean.expect("a mean") < 1.0);
+}

@@ -9,6 +9,7 @@ const ReviewQueue = lazy(() => import("./screens/ReviewQueue").then((m) => ({ de
 const Replay = lazy(() => import("./screens/Replay").then((m) => ({ default: m.Replay })));
 const Grading = lazy(() => import("./screens/Grading").then((m) => ({ default: m.Grading })));
 const GradeRun = lazy(() => import("./screens/GradeRun").then((m) => ({ default: m.GradeRun })));
+const Dashboard = lazy(() => import("./screens/Dashboard").then((m) => ({ default: m.Dashboard })));
 const RubricWorkspace = lazy(() => import("./screens/RubricWorkspace").then((m) => ({ default: m.RubricWorkspace })));
 
 // Ask for the start screen's data as soon as the script runs, while React
@@ -22,6 +23,7 @@ type Screen =
   | { name: "replay"; episodeId: string }
   | { name: "rubric"; worldId: string; taskId: string }
   | { name: "grading" }
+  | { name: "dashboard" }
   | { name: "grade-run"; episodeId: string };
 
 export function App() {
@@ -62,6 +64,13 @@ export function App() {
       </Suspense>
     );
   }
+  if (screen.name === "dashboard") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the scores…</div>}>
+        <Dashboard onHome={() => setScreen({ name: "home" })} />
+      </Suspense>
+    );
+  }
   if (screen.name === "grade-run") {
     return (
       <Suspense fallback={<div className="center-screen muted">Opening the run…</div>}>
@@ -93,6 +102,7 @@ export function App() {
       onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })}
       onReview={() => setScreen({ name: "queue" })}
       onGrading={() => setScreen({ name: "grading" })}
+      onDashboard={() => setScreen({ name: "dashboard" })}
       onRubric={(worldId, taskId) => setScreen({ name: "rubric", worldId, taskId })}
       onReady={onReady}
       initial={marked.current ? undefined : firstHome}

@@ -3,6 +3,7 @@ import type { Action } from "./Action";
 import type { AgreementView } from "./AgreementView";
 import type { Checked } from "./Checked";
 import type { ConsensusView } from "./ConsensusView";
+import type { DashboardView } from "./DashboardView";
 import type { Decision } from "./Decision";
 import type { DraftView } from "./DraftView";
 import type { EpisodeView } from "./EpisodeView";
@@ -64,6 +65,7 @@ export type Commands = {
   finish_grading: { args: { episodeId: string }; returns: SheetView };
   grading_agreement: { args: { worldId: string; taskId: string }; returns: AgreementView };
   task_consensus: { args: { worldId: string; taskId: string }; returns: ConsensusView };
+  task_dashboard: { args: { worldId: string | null; taskId: string | null }; returns: DashboardView };
 };
 
 /** Sends one command; rejects with the command's error. */
@@ -233,5 +235,9 @@ export function commands(call: Call) {
      * Where the experts' runs of a task diverge, field by field and call by call.
      */
     taskConsensus: (worldId: string, taskId: string) => call("task_consensus", { worldId, taskId }),
+    /**
+     * The scores dashboard of a task (`null`s: the first one that has a rubric).
+     */
+    taskDashboard: (worldId: string | null, taskId: string | null) => call("task_dashboard", { worldId, taskId }),
   };
 }

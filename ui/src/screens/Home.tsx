@@ -28,6 +28,7 @@ export function Home({
   onOpen,
   onReview,
   onGrading,
+  onDashboard,
   onRubric,
   onReady,
   initial,
@@ -37,6 +38,8 @@ export function Home({
   onReview?: () => void;
   /** Opens the agent runs to grade. */
   onGrading?: () => void;
+  /** Opens the scores dashboard. */
+  onDashboard?: () => void;
   /** Opens a task's rubric workspace. */
   onRubric?: (worldId: string, taskId: string) => void;
   onReady?: () => void;
@@ -155,6 +158,11 @@ export function Home({
           {onGrading && (
             <button type="button" className="btn btn-secondary btn-sm" onClick={onGrading} data-testid="open-grading-list">
               Grade agent runs
+            </button>
+          )}
+          {onDashboard && (
+            <button type="button" className="btn btn-secondary btn-sm" onClick={onDashboard} data-testid="open-dashboard">
+              Scores
             </button>
           )}
         </div>
