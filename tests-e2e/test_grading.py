@@ -88,7 +88,7 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     bad = tmp_path / "runs-with-mistakes.jsonl"
     bad.write_text("\n".join(good_lines + ['{"format": "understudy.episode/1", "episode": ', json.dumps(expert_run)]) + "\n")
     app.keys(Keys.CONTROL, "i")
-    choose_in_file_dialog(bad, shot="30-grading-file-dialog")
+    choose_in_file_dialog(bad, shot="40-grading-file-dialog")
     app.css("[data-testid=import-problems]")
     problems = [p.text for p in app.all("[data-testid=import-problem]")]
     assert len(problems) == 2, problems
@@ -99,7 +99,7 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     conn = store(data_dir)
     assert conn.execute("SELECT count(*) FROM episodes").fetchone()[0] == 0
     conn.close()
-    app.shot("30-grading-import-refused")
+    app.shot("41-grading-import-refused")
 
     # The good file, from the button this time.
     good = tmp_path / "agent-runs.jsonl"
@@ -118,7 +118,7 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     Select(app.clickable(f"{row} [data-testid=assign-select]")).select_by_visible_text("Ben Okoro")
     app.clickable(f"{row} [data-testid=assign]").click()
     app.wait_text(f"{row} .gr-graders", "Ben Okoro · grading")
-    app.shot("31-grading-runs")
+    app.shot("42-grading-runs")
 
     # Ana's sheet: the judged criterion first, by keyboard.
     app.clickable(f"{row} [data-testid=open-grading]").click()
@@ -148,7 +148,7 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     assert "check: met" in app.text_of(auto)
     graded = app.text_of("[data-testid=graded-score]")
     assert graded.replace(".", "").isdigit() and float(graded) < 1.0, graded
-    app.shot("32-grade-run")
+    app.shot("43-grade-run")
 
     conn = store(data_dir)
     ana = conn.execute("SELECT id FROM experts WHERE name = 'Ana Ruiz'").fetchone()[0]
@@ -202,7 +202,7 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     app.css("[data-testid=agreement-chart]")
     overridden_row = app.text_of(f"[data-testid=agreement-table] tr[data-criterion='{OVERRIDDEN}']")
     assert "0%" in overridden_row, overridden_row
-    app.shot("33-grading-agreement")
+    app.shot("44-grading-agreement")
 
     # The scores dashboard: the good run passes, the one that refunded fails a gate.
     press(app, Keys.ESCAPE)
@@ -214,4 +214,4 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     assert "— · 0.50" in numbers, numbers
     for chart in ["chart-scores", "chart-pass-k", "chart-criteria"]:
         app.css(f"[data-testid={chart}]")
-    app.shot("34-scores-dashboard")
+    app.shot("45-scores-dashboard")
