@@ -12,7 +12,7 @@ APP_VENV=target/e2e-venv
 app_install_deps() {
   apt_install libwebkit2gtk-4.1-dev build-essential pkg-config curl ca-certificates fonts-dejavu-core
   if [ "${1:-}" = "--tests" ]; then
-    apt_install xvfb xauth webkit2gtk-driver imagemagick python3-venv
+    apt_install xvfb xauth webkit2gtk-driver imagemagick python3-venv xdotool
   fi
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     apt_install nodejs npm

@@ -16,6 +16,8 @@ PY_PACKAGES=(
   "ray==2.60.0"   # a local cluster runs episodes on actors (tests/python/test_ray.py)
   "mcp==2.3.0"   # the official MCP SDK's ClientSession over stdio and streamable HTTP (tests/python/test_mcp.py)
   "inspect-ai==0.3.285"   # inspect_ai.eval with mockllm runs understudy_gym.inspect_task (tests/python/test_inspect.py)
+  "krippendorff==0.9.0"   # reference Krippendorff's alpha (tests/python/check_agreement.py)
+  "statsmodels==0.15.0"   # reference Cohen's and Fleiss' kappa (tests/python/check_agreement.py)
   "pytest>=7"
 )
 
@@ -154,6 +156,19 @@ python_check_verifiers() {
   UNDERSTUDY_BIN="$PWD/target/debug/understudy" "$PY_VERIFIERS_VENV/bin/python" -m pytest -q -s tests/python/test_verifiers.py
 }
 
+# The engine's grader agreement (Cohen's and Fleiss' kappa, Krippendorff's
+# alpha) on fixed cases, recomputed with the krippendorff and statsmodels
+# packages. The Rust test writes the cases and its answers.
+python_check_agreement() (
+  step "python: grader agreement matches krippendorff and statsmodels"
+  local dir
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  UNDERSTUDY_AGREEMENT_OUT="$dir/cases.json" cargo test --locked --quiet -p understudy --lib grading::agreement::tests::write_cases_for_the_python_reference_check
+  [ -s "$dir/cases.json" ] || { echo "the Rust test wrote no agreement cases" >&2; return 1; }
+  "$PY_VENV/bin/python" tests/python/check_agreement.py "$dir/cases.json"
+)
+
 python_tests() {
   python_ready
   python_check_datasets
@@ -163,4 +178,5 @@ python_tests() {
   python_check_mcp
   python_check_inspect
   python_check_verifiers
+  python_check_agreement
 }

@@ -37,10 +37,12 @@
 //!   `json.dumps`, which τ-bench observations depend on.
 
 pub mod action;
+pub mod consensus;
 pub mod diagnostics;
 pub mod episode;
 pub mod error;
 pub mod export;
+pub mod grading;
 pub mod observation;
 pub mod output_file;
 pub mod plugin;

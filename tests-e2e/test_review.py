@@ -73,6 +73,16 @@ def test_a_reviewer_approves_one_recording_returns_another_and_the_expert_gets_i
     assert "2 recordings waiting for review" in app.text_of("#queue-title + p")
     app.shot("20-review-queue")
 
+    # Before deciding, where the two runs part: the refund, field by field.
+    app.clickable("[data-testid=open-consensus]").click()
+    app.wait_text("[data-testid=consensus-summary]", "2 runs (Renee Okafor, Renee Okafor): the same final value on")
+    differs = app.all("[data-testid=consensus-fields] tr[data-agreed=false]")
+    assert differs and any("INV-24073" in r.text for r in differs), [r.text for r in differs]
+    refund_row = [r.text for r in app.all("[data-testid=consensus-actions] tr[data-agreed=false]") if "issue_refund" in r.text]
+    assert refund_row and refund_row[0].replace(" ", "").endswith("✓—"), refund_row
+    app.shot("20b-review-consensus")
+    app.clickable("[data-testid=consensus] button").click()
+
     # The replay view of the good run, stepped through with the keyboard.
     app.clickable(f"[data-episode='{good}'] [data-testid=open-replay]").click()
     app.css("[data-screen=replay]")

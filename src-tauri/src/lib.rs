@@ -15,6 +15,10 @@
 //! - [`review`]: the readable state diff shown before submitting;
 //! - [`queue`]: the review queue, and a reviewer's approve or reject;
 //! - [`replay_view`]: a finished episode step by step, for reviewers;
+//! - [`consensus`]: where experts' runs of one task diverge, for reviewers;
+//! - [`dashboard`]: a task's scores, criteria and pass^k at a glance;
+//! - [`grading`]: agent runs imported, graded and overridden by experts,
+//!   and the graders' agreement;
 //! - [`service`]: the thin layer all commands call (store, worlds, open
 //!   recorders);
 //! - [`error`]: every error as `{code, message}` in plain language;
@@ -26,9 +30,12 @@
 //! after the engine's recorder committed it to the SQLite store, so the
 //! window never shows a result that a crash could lose.
 
+pub mod consensus;
+pub mod dashboard;
 pub mod episodes;
 pub mod error;
 pub mod experts;
+pub mod grading;
 pub mod home;
 pub mod ipc;
 pub mod paths;
@@ -37,6 +44,8 @@ pub mod replay_view;
 pub mod review;
 pub mod rubrics;
 pub mod service;
+#[cfg(test)]
+mod testing;
 pub mod worlds;
 
 use std::path::PathBuf;
@@ -112,6 +121,15 @@ macro_rules! with_commands {
             rubrics::lint_rubric,
             rubrics::try_rubric,
             rubrics::save_rubric,
+            grading::grading_runs,
+            grading::import_agent_runs,
+            grading::assign_grader,
+            grading::open_grading,
+            grading::grade_criterion,
+            grading::finish_grading,
+            grading::grading_agreement,
+            consensus::task_consensus,
+            dashboard::task_dashboard,
         )
     };
 }
@@ -271,6 +289,13 @@ mod bindings {
             crate::rubrics::LintView::export_all_to(&dir),
             crate::rubrics::TryView::export_all_to(&dir),
             crate::rubrics::SavedView::export_all_to(&dir),
+            crate::grading::GradingView::export_all_to(&dir),
+            crate::grading::ImportView::export_all_to(&dir),
+            crate::grading::SheetView::export_all_to(&dir),
+            crate::grading::AgreementView::export_all_to(&dir),
+            crate::consensus::ConsensusView::export_all_to(&dir),
+            crate::dashboard::DashboardView::export_all_to(&dir),
+            understudy::grading::GradeInput::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.
             understudy::observation::ViewListing::export_all_to(&dir),

@@ -199,26 +199,9 @@ command! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
-    use understudy::store::ExpertInput;
     use understudy::Action;
 
-    fn service(dir: &Path) -> Service {
-        let worlds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/worlds");
-        Service::open(dir, Some(worlds)).expect("open the service")
-    }
-
-    fn profile(s: &Service, name: &str) -> String {
-        s.save_expert(
-            None,
-            ExpertInput {
-                name: name.into(),
-                ..ExpertInput::default()
-            },
-        )
-        .unwrap()
-        .id
-    }
+    use crate::testing::{profile, service};
 
     fn submitted(s: &Service, task: &str) -> String {
         let ep = s.start("support-desk", task).unwrap();

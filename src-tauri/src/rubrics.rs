@@ -168,7 +168,8 @@ pub struct SavedView {
     pub lint_command: String,
 }
 
-fn overlay_dir(service: &Service, world: &World) -> PathBuf {
+/// Where the app saves a world's rubrics (see docs/rubrics.md).
+pub(crate) fn overlay_dir(service: &Service, world: &World) -> PathBuf {
     service.data_dir().join("rubrics").join(&world.meta.id)
 }
 

@@ -96,6 +96,12 @@ impl Service {
             .get_or_init(|| load_worlds(self.worlds_dir.as_deref()))
     }
 
+    /// The folder the worlds were loaded from (agent runs are imported
+    /// against it), if one was found.
+    pub fn worlds_dir(&self) -> Option<&Path> {
+        self.loaded().dir.as_deref()
+    }
+
     /// Loads the worlds now (called from a background thread at start-up).
     pub fn warm_up(&self) {
         self.loaded();

@@ -37,7 +37,25 @@ pub struct ImportSummary {
 /// changed since recording is only a warning: the trajectory is still what
 /// happened.
 pub fn import(store: &Store, text: &str, source: &str, worlds_dir: &Path) -> Result<ImportSummary> {
-    let (parsed, problems) = native::parse_all(text);
+    import_checked(store, text, source, worlds_dir, |_| None)
+}
+
+/// [`import`] with one more rule per line: `extra` returns why a parsed
+/// episode may not be imported here (reported as `line N: why`, with the
+/// other problems), or `None`.
+pub fn import_checked(
+    store: &Store,
+    text: &str,
+    source: &str,
+    worlds_dir: &Path,
+    extra: impl Fn(&ParsedEpisode) -> Option<String>,
+) -> Result<ImportSummary> {
+    let (parsed, mut problems) = native::parse_all(text);
+    for p in &parsed {
+        if let Some(why) = extra(p) {
+            problems.push((p.line, format!("line {}: {why}", p.line)));
+        }
+    }
     let ids: BTreeSet<String> = parsed
         .iter()
         .map(|p| p.bundle.record.world_id.clone())

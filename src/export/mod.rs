@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::store::{EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, Store};
 use crate::trajectory::Trajectory;
 
-pub use import::{import, ImportSummary};
+pub use import::{import, import_checked, ImportSummary};
 pub use worlds::WorldSet;
 
 /// Names this build in `meta/info.json`, so a dataset says what wrote it.

@@ -265,6 +265,28 @@ impl Score {
         true
     }
 
+    /// Puts a grader's verdict in place of what an automatic check found,
+    /// and recomputes the value: the score *with* a grader's overrides,
+    /// shown beside the automatic one (which the caller keeps). The
+    /// evidence stays, so the grader's reason reads against it. Returns
+    /// false when the rubric has no such automatically checked criterion.
+    pub fn apply_override(&mut self, rubric: &Rubric, criterion_id: &str, met: bool) -> bool {
+        let Some(c) = rubric
+            .criteria
+            .iter()
+            .find(|c| c.id == criterion_id && c.kind != CriterionKind::Judged)
+        else {
+            return false;
+        };
+        let Some(r) = self.criteria.iter_mut().find(|r| r.id == c.id) else {
+            return false;
+        };
+        r.met = Some(met);
+        r.earned = if met { r.points } else { 0.0 };
+        aggregate(rubric, self);
+        true
+    }
+
     /// Marks a judged criterion's grading as failed (it stays pending).
     pub fn note_judge_error(&mut self, criterion_id: &str, error: String) {
         if let Some(r) = self.criteria.iter_mut().find(|r| r.id == criterion_id) {

@@ -14,6 +14,7 @@
 
 mod drafts;
 mod events;
+mod grading;
 mod open;
 mod records;
 mod reviews;
@@ -30,6 +31,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 pub use drafts::{Draft, MAX_DRAFT_BYTES};
 pub use events::{EpisodeEvent, EventKind};
+pub use grading::{Assignment, OverrideRecord};
 pub use records::*;
 pub use reviews::EpisodeSummary;
 pub use rubric_versions::{NewRubricVersion, RubricVersion};

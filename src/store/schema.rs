@@ -198,6 +198,8 @@ mod tests {
             "drafts",
             "episode_events",
             "rubric_versions",
+            "grading_assignments",
+            "score_overrides",
         ] {
             assert!(latest.tables.contains_key(table), "{table}");
         }
@@ -209,12 +211,16 @@ mod tests {
             vec![
                 "table `drafts` exists, but schema version 1 does not have it yet",
                 "table `episode_events` exists, but schema version 1 does not have it yet",
+                "table `grading_assignments` exists, but schema version 1 does not have it yet",
                 "table `judgments` exists, but schema version 1 does not have it yet",
                 "table `rubric_versions` exists, but schema version 1 does not have it yet",
+                "table `score_overrides` exists, but schema version 1 does not have it yet",
                 "table `scores` exists, but schema version 1 does not have it yet",
                 "index `episode_events_by_episode` exists, but schema version 1 does not have it yet",
+                "index `grading_assignments_by_grader` exists, but schema version 1 does not have it yet",
                 "index `judgments_by_episode` exists, but schema version 1 does not have it yet",
                 "index `rubric_versions_by_task` exists, but schema version 1 does not have it yet",
+                "index `score_overrides_by_episode` exists, but schema version 1 does not have it yet",
                 "index `scores_by_episode` exists, but schema version 1 does not have it yet",
             ]
         );

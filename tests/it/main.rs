@@ -6,6 +6,7 @@ mod determinism;
 mod episode;
 mod fuzz;
 mod golden;
+mod grading;
 mod guards_see_calls;
 mod plugin;
 mod rubric_cheats;

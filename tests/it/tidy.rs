@@ -32,6 +32,7 @@ const FLOORS: &[&[&str]] = &[
     &["store"],
     &["recorder"],
     &["rubric", "export", "replay"],
+    &["grading", "consensus"],
 ];
 
 /// Crates the engine must not depend on, even indirectly: they belong to

@@ -7,6 +7,9 @@ import { Home } from "./screens/Home";
 const Workspace = lazy(() => import("./screens/Workspace").then((m) => ({ default: m.Workspace })));
 const ReviewQueue = lazy(() => import("./screens/ReviewQueue").then((m) => ({ default: m.ReviewQueue })));
 const Replay = lazy(() => import("./screens/Replay").then((m) => ({ default: m.Replay })));
+const Grading = lazy(() => import("./screens/Grading").then((m) => ({ default: m.Grading })));
+const GradeRun = lazy(() => import("./screens/GradeRun").then((m) => ({ default: m.GradeRun })));
+const Dashboard = lazy(() => import("./screens/Dashboard").then((m) => ({ default: m.Dashboard })));
 const RubricWorkspace = lazy(() => import("./screens/RubricWorkspace").then((m) => ({ default: m.RubricWorkspace })));
 
 // Ask for the start screen's data as soon as the script runs, while React
@@ -18,7 +21,10 @@ type Screen =
   | { name: "workspace"; episodeId: string }
   | { name: "queue" }
   | { name: "replay"; episodeId: string }
-  | { name: "rubric"; worldId: string; taskId: string };
+  | { name: "rubric"; worldId: string; taskId: string }
+  | { name: "grading" }
+  | { name: "dashboard" }
+  | { name: "grade-run"; episodeId: string };
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: "home" });
@@ -51,6 +57,27 @@ export function App() {
       </Suspense>
     );
   }
+  if (screen.name === "grading") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the agent runs…</div>}>
+        <Grading onHome={() => setScreen({ name: "home" })} onGrade={(episodeId) => setScreen({ name: "grade-run", episodeId })} />
+      </Suspense>
+    );
+  }
+  if (screen.name === "dashboard") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the scores…</div>}>
+        <Dashboard onHome={() => setScreen({ name: "home" })} />
+      </Suspense>
+    );
+  }
+  if (screen.name === "grade-run") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening the run…</div>}>
+        <GradeRun key={screen.episodeId} episodeId={screen.episodeId} onBack={() => setScreen({ name: "grading" })} />
+      </Suspense>
+    );
+  }
   if (screen.name === "rubric") {
     return (
       <Suspense fallback={<div className="center-screen muted">Opening the rubric…</div>}>
@@ -74,6 +101,8 @@ export function App() {
     <Home
       onOpen={(episodeId) => setScreen({ name: "workspace", episodeId })}
       onReview={() => setScreen({ name: "queue" })}
+      onGrading={() => setScreen({ name: "grading" })}
+      onDashboard={() => setScreen({ name: "dashboard" })}
       onRubric={(worldId, taskId) => setScreen({ name: "rubric", worldId, taskId })}
       onReady={onReady}
       initial={marked.current ? undefined : firstHome}

@@ -27,6 +27,8 @@ function progressLabel(t: TaskSummary): { text: string; tone: string } {
 export function Home({
   onOpen,
   onReview,
+  onGrading,
+  onDashboard,
   onRubric,
   onReady,
   initial,
@@ -34,6 +36,10 @@ export function Home({
   onOpen: (episodeId: string) => void;
   /** Opens the review queue. */
   onReview?: () => void;
+  /** Opens the agent runs to grade. */
+  onGrading?: () => void;
+  /** Opens the scores dashboard. */
+  onDashboard?: () => void;
   /** Opens a task's rubric workspace. */
   onRubric?: (worldId: string, taskId: string) => void;
   onReady?: () => void;
@@ -147,6 +153,16 @@ export function Home({
           {onReview && (
             <button type="button" className="btn btn-secondary btn-sm" onClick={onReview} data-testid="open-review">
               Review recordings
+            </button>
+          )}
+          {onGrading && (
+            <button type="button" className="btn btn-secondary btn-sm" onClick={onGrading} data-testid="open-grading-list">
+              Grade agent runs
+            </button>
+          )}
+          {onDashboard && (
+            <button type="button" className="btn btn-secondary btn-sm" onClick={onDashboard} data-testid="open-dashboard">
+              Scores
             </button>
           )}
         </div>

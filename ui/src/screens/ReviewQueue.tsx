@@ -5,7 +5,10 @@ import type { Decision } from "../bindings/Decision";
 import type { EpisodeStatus } from "../bindings/EpisodeStatus";
 import type { QueueRow } from "../bindings/QueueRow";
 import type { QueueView } from "../bindings/QueueView";
+import type { ConsensusView } from "../bindings/ConsensusView";
+import { ConsensusPanel } from "../components/ConsensusPanel";
 import { DecisionDialog } from "../components/DecisionDialog";
+import { ActingAs, ScreenBar } from "../components/ScreenBar";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { dateTime, duration, plural } from "../lib/format";
 
@@ -102,6 +105,14 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
   const [task, setTask] = useState("");
   const [expert, setExpert] = useState("");
   const [deciding, setDeciding] = useState<{ row: QueueRow; decision: Decision } | null>(null);
+  const [consensus, setConsensus] = useState<{ key: string; view: ConsensusView } | null>(null);
+  const compare = async (worldId: string, taskId: string) => {
+    try {
+      setConsensus({ key: `${worldId}/${taskId}`, view: await api.taskConsensus(worldId, taskId) });
+    } catch (e) {
+      setError(e as AppError);
+    }
+  };
 
   const refresh = useCallback(async () => {
     try {
@@ -149,29 +160,9 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
 
   return (
     <div className="home queue" data-screen="queue">
-      <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark" aria-hidden="true">
-            U
-          </span>
-          <span className="brand-name">Understudy</span>
-          <span className="brand-sub">Review</span>
-        </div>
-        <div className="row gap-sm">
-          <span className="muted small">
-            {view?.reviewer ? (
-              <>
-                Reviewing as <strong data-testid="reviewer">{view.reviewer.name}</strong>
-              </>
-            ) : (
-              "No profile chosen"
-            )}
-          </span>
-          <button type="button" className="btn btn-ghost btn-sm" onClick={onHome} data-testid="back-home">
-            Back to tasks <kbd className="kbd">Esc</kbd>
-          </button>
-        </div>
-      </header>
+      <ScreenBar sub="Review">
+        <ActingAs role="Reviewing" name={view?.reviewer?.name} testId="reviewer" none="No profile chosen" onHome={onHome} />
+      </ScreenBar>
       <main className="queue-main">
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
         <section className="card queue-card" aria-labelledby="queue-title">
@@ -215,9 +206,24 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
             )}
             {[...groups.entries()].map(([key, group]) => (
               <section key={key} className="queue-group" data-group={key}>
-                <h3 className="queue-group-title">
-                  {group[0]?.task_title} <span className="muted small">{group[0]?.world_name} · {plural(group.length, "recording")}</span>
+                <h3 className="queue-group-title cs-group-title">
+                  <span>
+                    {group[0]?.task_title} <span className="muted small">{group[0]?.world_name} · {plural(group.length, "recording")}</span>
+                  </span>
+                  {rows.filter(
+                    (r) => `${r.world_id}/${r.task_id}` === key && !r.is_agent && (r.status === "submitted" || r.status === "approved"),
+                  ).length >= 2 && (
+                    <button
+                      type="button"
+                      className="btn btn-ghost btn-sm"
+                      onClick={() => void compare(group[0]!.world_id, group[0]!.task_id)}
+                      data-testid="open-consensus"
+                    >
+                      Where do the experts differ?
+                    </button>
+                  )}
                 </h3>
+                {consensus?.key === key && <ConsensusPanel view={consensus.view} onClose={() => setConsensus(null)} />}
                 <ul className="queue-list">
                   {group.map((r) => (
                     <li key={r.episode_id} className="queue-row" data-testid="queue-row" data-episode={r.episode_id} data-status={r.status}>

@@ -1,0 +1,267 @@
+//! One grader's sheet for one run: every criterion with what the automatic
+//! check found (and its evidence) or, for judged ones, the guidance; the
+//! grader's own grades; and the score with those grades applied beside the
+//! automatic one.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::automatic_score;
+use super::verdicts::{given, Given};
+use crate::error::{Error, Result};
+use crate::rubric::{CriterionKind, Evidence, Judgment, Rubric, Score};
+use crate::store::{JudgmentRecord, OverrideRecord, Store};
+use crate::world::World;
+
+/// What one grader sees and has done on one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GradingSheet {
+    /// The run graded.
+    pub episode_id: String,
+    /// The task it ran.
+    pub task_id: String,
+    /// The grader's expert id.
+    pub grader: String,
+    /// The grader is assigned to the run (grading assigns them).
+    pub assigned: bool,
+    /// The grader said they were done.
+    pub done: bool,
+    /// The automatic score (judged criteria pending), as stored.
+    pub automatic: Score,
+    /// The score with this grader's grades and overrides applied.
+    pub graded: Score,
+    /// Every criterion, in the rubric's order.
+    pub criteria: Vec<SheetCriterion>,
+}
+
+/// One criterion on a grading sheet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SheetCriterion {
+    /// The criterion's id.
+    pub id: String,
+    /// The behaviour, in plain words.
+    pub description: String,
+    /// For judged criteria: what met and not met mean.
+    pub guidance: String,
+    /// How it is checked.
+    pub kind: CriterionKind,
+    /// Positive: must happen; negative: must not.
+    pub points: f64,
+    /// A gate zeroes the score when not met.
+    pub gate: bool,
+    /// A person grades it (no automatic verdict).
+    pub judged: bool,
+    /// What the automatic check found; `None` for judged criteria.
+    pub automatic: Option<bool>,
+    /// Why the check came out as it did.
+    pub evidence: Evidence,
+    /// Why the check could not run, when it could not.
+    pub error: Option<String>,
+    /// This grader's grade: a judgment, or an override of the check.
+    pub grade: Option<Grade>,
+}
+
+/// A grader's grade of one criterion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Grade {
+    /// The grader's verdict.
+    pub met: bool,
+    /// Why, in the grader's words.
+    pub reason: String,
+    /// When it was given (RFC 3339).
+    pub at: String,
+    /// For an override: what the automatic check had found.
+    pub original: Option<bool>,
+}
+
+impl From<Given> for Grade {
+    fn from(g: Given) -> Grade {
+        Grade {
+            met: g.met,
+            reason: g.reason,
+            at: g.at,
+            original: g.original_met,
+        }
+    }
+}
+
+/// The sheet of `grader` for run `episode_id`.
+pub fn sheet(
+    store: &Store,
+    world: &Arc<World>,
+    rubric: &Rubric,
+    episode_id: &str,
+    grader: &str,
+) -> Result<GradingSheet> {
+    let run = store.trajectory(episode_id)?;
+    let automatic = automatic_score(store, world, rubric, &run)?;
+    let mut grades = given(store, rubric, episode_id, grader)?;
+    let mut graded = automatic.clone();
+    for (id, g) in &grades {
+        match rubric.criterion(id).map(|c| (c.kind, c.hash.clone())) {
+            Some((CriterionKind::Judged, hash)) => {
+                graded.apply_judgment(
+                    rubric,
+                    &Judgment {
+                        criterion_id: id.clone(),
+                        criterion_hash: Some(hash),
+                        met: g.met,
+                        reason: g.reason.clone(),
+                        judge: grader.to_string(),
+                        at: g.at.clone(),
+                    },
+                );
+            }
+            Some(_) => {
+                graded.apply_override(rubric, id, g.met);
+            }
+            None => {}
+        }
+    }
+    let assignment = store.assignment(episode_id, grader)?;
+    let criteria = rubric
+        .criteria
+        .iter()
+        .filter_map(|c| {
+            let result = automatic.criteria.iter().find(|r| r.id == c.id)?;
+            let judged = c.kind == CriterionKind::Judged;
+            Some(SheetCriterion {
+                id: c.id.clone(),
+                description: c.description.clone(),
+                guidance: c.guidance().to_string(),
+                kind: c.kind,
+                points: c.points,
+                gate: c.gate,
+                judged,
+                automatic: if judged { None } else { result.met },
+                evidence: result.evidence.clone(),
+                error: result.error.clone(),
+                grade: grades.remove(&c.id).map(Grade::from),
+            })
+        })
+        .collect();
+    Ok(GradingSheet {
+        episode_id: episode_id.to_string(),
+        task_id: run.record.task_id.clone(),
+        grader: grader.to_string(),
+        assigned: assignment.is_some(),
+        done: assignment.is_some_and(|a| a.done_at.is_some()),
+        automatic,
+        graded,
+        criteria,
+    })
+}
+
+/// A grade as a grader gives it.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GradeInput {
+    /// The criterion graded.
+    pub criterion_id: String,
+    /// The grader's verdict.
+    pub met: bool,
+    /// Why: required.
+    pub reason: String,
+}
+
+/// Records `grader`'s grade of one criterion of a run, with a reason: a
+/// judgment for a judged criterion, an override for an automatic one (kept
+/// beside what the check found). Grading a run assigns the grader to it.
+/// Refused: an unknown criterion, an empty reason.
+pub fn grade(
+    store: &Store,
+    world: &Arc<World>,
+    rubric: &Rubric,
+    episode_id: &str,
+    grader: &str,
+    input: &GradeInput,
+) -> Result<GradingSheet> {
+    let GradeInput {
+        criterion_id,
+        met,
+        reason,
+    } = input;
+    let met = *met;
+    let c = rubric.criterion(criterion_id).ok_or_else(|| {
+        Error::NotFound(format!(
+            "criterion `{criterion_id}` in the rubric of task {}",
+            rubric.task_id
+        ))
+    })?;
+    if reason.trim().is_empty() {
+        return Err(Error::Conflict(format!(
+            "a grade needs a reason: say why \"{}\" is {}",
+            c.description,
+            if met { "met" } else { "not met" }
+        )));
+    }
+    store.assign_grader(episode_id, grader)?;
+    if c.kind == CriterionKind::Judged {
+        store.save_judgment(
+            episode_id,
+            &JudgmentRecord {
+                criterion_id: c.id.clone(),
+                criterion_hash: Some(c.hash.clone()),
+                met,
+                reason: reason.clone(),
+                judge: grader.to_string(),
+                at: String::new(),
+            },
+        )?;
+    } else {
+        let run = store.trajectory(episode_id)?;
+        let automatic = automatic_score(store, world, rubric, &run)?;
+        let original = automatic
+            .criteria
+            .iter()
+            .find(|r| r.id == c.id)
+            .and_then(|r| r.met);
+        store.save_override(
+            episode_id,
+            &OverrideRecord {
+                criterion_id: c.id.clone(),
+                criterion_hash: Some(c.hash.clone()),
+                original_met: original,
+                met,
+                reason: reason.clone(),
+                grader: grader.to_string(),
+                at: String::new(),
+            },
+        )?;
+    }
+    sheet(store, world, rubric, episode_id, grader)
+}
+
+/// Marks `grader`'s grading of a run done. Refused while a judged
+/// criterion has no grade from them, naming the ones left.
+pub fn finish(
+    store: &Store,
+    world: &Arc<World>,
+    rubric: &Rubric,
+    episode_id: &str,
+    grader: &str,
+) -> Result<GradingSheet> {
+    let grades = given(store, rubric, episode_id, grader)?;
+    let left: Vec<&str> = rubric
+        .criteria
+        .iter()
+        .filter(|c| c.kind == CriterionKind::Judged && !grades.contains_key(&c.id))
+        .map(|c| c.description.as_str())
+        .collect();
+    if !left.is_empty() {
+        return Err(Error::Conflict(format!(
+            "grade every criterion a person decides before finishing; not graded yet: {}",
+            left.iter()
+                .map(|d| format!("\"{d}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    store.assign_grader(episode_id, grader)?;
+    store.set_grading_done(episode_id, grader, true)?;
+    sheet(store, world, rubric, episode_id, grader)
+}
