@@ -166,3 +166,91 @@ mod tests {
             .contains("text"));
     }
 }
+
+/// The fields named in `keep` of the JSON object `text`, each parsed as a
+/// [`Value`] exactly as a whole-document parse would give it (a repeated
+/// key keeps its last value); every other field is only checked and
+/// skipped, never built. Input lines of replay and score carry large parts
+/// they do not read (τ-bench's `expected` results, recorded observations),
+/// and building those trees was a tenth of replay's time.
+///
+/// `None` when `text` is not one well-formed JSON object: the caller then
+/// parses it whole, so its error says what is wrong exactly as before.
+pub fn json_object_fields(text: &str, keep: &[&str]) -> Option<Map<String, Value>> {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+
+    struct Fields<'k>(&'k [&'k str]);
+
+    impl<'de> Visitor<'de> for Fields<'_> {
+        type Value = Map<String, Value>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if self.0.contains(&key.as_str()) {
+                    let value: Value = map.next_value()?;
+                    out.insert(key, value);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(out)
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for Fields<'_> {
+        type Value = Map<String, Value>;
+
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_str(text);
+    let fields = Fields(keep).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(fields)
+}
+
+#[cfg(test)]
+mod object_fields_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Kept fields equal a whole parse's; skipped ones are gone; a repeated
+    /// key keeps its last value, as `serde_json::Value` does.
+    #[test]
+    fn keeps_only_the_named_fields_as_a_whole_parse_would() {
+        let text = r#"{"b": [1, 2.50, {"x": null}], "expected": {"deep": [[[1]]]}, "a": "\u00e9", "b": {"last": true}}"#;
+        let got = json_object_fields(text, &["a", "b", "missing"]).expect("an object");
+        let whole: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got["a"], whole["a"]);
+        assert_eq!(got["b"], whole["b"]);
+        assert_eq!(got["b"], json!({"last": true}));
+        assert!(!got.contains_key("expected"));
+    }
+
+    /// Anything but one well-formed object is `None`, so the caller's own
+    /// parse reports it, even when the broken part is a skipped field.
+    #[test]
+    fn anything_but_one_well_formed_object_is_none() {
+        for bad in [
+            "[1, 2]",
+            "3",
+            "\"text\"",
+            "{\"a\": 1} {\"a\": 2}",
+            "{\"a\": 1, \"expected\": [1, }",
+            "{\"a\": tru}",
+            "{\"a\": 1",
+            "",
+        ] {
+            assert_eq!(json_object_fields(bad, &["a"]), None, "{bad}");
+        }
+        assert_eq!(json_object_fields(" {} \n", &["a"]), Some(Map::new()));
+    }
+}

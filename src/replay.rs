@@ -95,8 +95,14 @@ pub fn parse_input_line(
 /// A parsed input line: task index, task id, actions.
 type ParsedLine = (Option<Value>, Option<String>, Vec<Action>);
 
+/// The fields of an input line replay reads.
+const LINE_FIELDS: &[&str] = &["task_index", "task_id", "actions"];
+
 fn parse_line(line: &str) -> std::result::Result<ParsedLine, String> {
-    let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
+    let value = match crate::action::json_object_fields(line, LINE_FIELDS) {
+        Some(fields) => Value::Object(fields),
+        None => serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?,
+    };
     let obj = value
         .as_object()
         .ok_or("expected a JSON object with an `actions` list")?;

@@ -143,7 +143,14 @@ pub fn engine() -> Engine {
     engine.register_fn(
         "json_encode",
         |value: Dynamic| -> Result<String, Box<EvalAltResult>> {
-            Ok(dynamic_to_json(&value)?.to_string())
+            // Written straight from the Rhai value: the same text as
+            // through a `serde_json::Value` tree (maps in key order, the
+            // same number formatting), without building one per write.
+            // What cannot be written that way gets the tree's own error.
+            match serde_json::to_string(&value) {
+                Ok(text) => Ok(text),
+                Err(_) => Ok(dynamic_to_json(&value)?.to_string()),
+            }
         },
     );
     engine.register_fn("py_round", |x: i64, _n: i64| x);
@@ -391,4 +398,36 @@ pub fn json_to_dynamic(value: &serde_json::Value) -> Result<Dynamic, Box<EvalAlt
 /// Rhai to JSON: `INT` becomes a JSON integer, `FLOAT` a JSON float.
 pub fn dynamic_to_json(value: &Dynamic) -> Result<serde_json::Value, Box<EvalAltResult>> {
     rhai::serde::from_dynamic(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `json_encode` writes exactly the text a `serde_json::Value` tree of
+    /// the same value gives: key order, floats, integers, units, nesting.
+    #[test]
+    fn json_encode_writes_what_the_value_tree_writes() {
+        let engine = engine();
+        let value: Dynamic = engine
+            .eval(
+                r#"#{zeta: [1, 2.5, 0.1 + 0.2, 68.0, -0.0, 1e300, (), true, "é \"q\" \n"],
+                     alpha: #{b: #{}, a: [], c: 'x'}, "with space": 3 / 0.0 * 0}"#,
+            )
+            .expect("the value evaluates");
+        let via_tree = dynamic_to_json(&value).expect("JSON").to_string();
+        let encoded: String = engine
+            .call_fn(
+                &mut Scope::new(),
+                &engine.compile("fn f(v) { json_encode(v) }").unwrap(),
+                "f",
+                (value,),
+            )
+            .expect("json_encode runs");
+        assert_eq!(encoded, via_tree);
+        assert!(
+            encoded.starts_with(r#"{"alpha":{"a":[],"b":{},"c":"x"}"#),
+            "{encoded}"
+        );
+    }
 }

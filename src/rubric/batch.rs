@@ -88,12 +88,30 @@ pub fn parse_jsonl(
     Ok(out)
 }
 
+/// The fields of an input line scoring reads (a native export's header is
+/// `episode`); the rest, such as recorded results, is skipped unread.
+const LINE_FIELDS: &[&str] = &[
+    "episode",
+    "world_id",
+    "seed",
+    "id",
+    "episode_id",
+    "steps",
+    "actions",
+    "task_id",
+    "task_index",
+    "judgments",
+];
+
 fn parse_line(
     line: &str,
     world: &World,
     task_prefix: Option<&str>,
 ) -> std::result::Result<RunToScore, String> {
-    let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
+    let value = match crate::action::json_object_fields(line, LINE_FIELDS) {
+        Some(fields) => Value::Object(fields),
+        None => serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?,
+    };
     let obj = value.as_object().ok_or("expected a JSON object")?;
     // A native export nests the episode header; accept it flat too.
     let header = obj.get("episode").and_then(Value::as_object).unwrap_or(obj);
