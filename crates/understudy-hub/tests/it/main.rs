@@ -7,6 +7,9 @@ mod support;
 
 mod export;
 mod faults;
+mod grades;
+mod limits;
 mod refusals;
 mod review;
 mod roles;
+mod tokens;

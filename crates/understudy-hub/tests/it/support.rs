@@ -90,6 +90,17 @@ pub struct InProcessHub {
 }
 
 pub fn hub_in_process(database: &str, max_body_bytes: usize) -> InProcessHub {
+    hub_with_limits(
+        database,
+        understudy_hub::Limits {
+            max_body_bytes,
+            ..understudy_hub::Limits::default()
+        },
+    )
+}
+
+/// A hub served from this process within `limits`.
+pub fn hub_with_limits(database: &str, limits: understudy_hub::Limits) -> InProcessHub {
     let rt = runtime();
     let url = rt.block_on(async {
         let pool = understudy_hub::db::open(database)
@@ -100,7 +111,13 @@ pub fn hub_in_process(database: &str, max_body_bytes: usize) -> InProcessHub {
             .expect("a port");
         let addr = listener.local_addr().expect("an address");
         tokio::spawn(async move {
-            let _ = axum::serve(listener, understudy_hub::router(pool, max_body_bytes)).await;
+            understudy_hub::serve_listener(
+                listener,
+                understudy_hub::router(pool, limits.max_body_bytes),
+                limits,
+                std::future::pending(),
+            )
+            .await;
         });
         format!("http://{addr}")
     });
