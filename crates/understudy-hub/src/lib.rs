@@ -21,6 +21,7 @@ mod episodes;
 mod error;
 mod grades;
 mod http;
+pub mod outbox;
 pub mod people;
 mod push;
 pub mod roles;

@@ -9,6 +9,7 @@ mod export;
 mod faults;
 mod grades;
 mod limits;
+mod outbox;
 mod refusals;
 mod review;
 mod roles;
