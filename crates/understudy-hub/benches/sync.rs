@@ -105,9 +105,11 @@ fn setup(server: &str) -> Setup {
             .expect("a port");
         let addr = listener.local_addr().expect("an address");
         tokio::spawn(async move {
-            let _ = axum::serve(
+            understudy_hub::serve_listener(
                 listener,
                 understudy_hub::router(pool, understudy_hub::DEFAULT_MAX_BODY_BYTES),
+                understudy_hub::Limits::default(),
+                std::future::pending(),
             )
             .await;
         });
@@ -203,10 +205,11 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(exported_steps));
     g.bench_function("export_from_hub", |b| {
         b.iter(|| {
-            let bundles = expert
-                .export_bundles(&EpisodeQuery::default())
+            // Episodes and their rewards, as `export --hub` fetches them.
+            let (bundles, rewards) = expert
+                .export_scored(&EpisodeQuery::default())
                 .expect("an export");
-            native_bytes(&Source::Episodes(&bundles))
+            native_bytes(&Source::Scored(&bundles, &rewards))
         })
     });
     let (_d, only) = store_of(&s.templates[0], "x1");

@@ -7,6 +7,7 @@ import type { EpisodeView } from "./EpisodeView";
 import type { ExpertInput } from "./ExpertInput";
 import type { ExpertView } from "./ExpertView";
 import type { HomeView } from "./HomeView";
+import type { HubView } from "./HubView";
 import type { LintView } from "./LintView";
 import type { QueueView } from "./QueueView";
 import type { ReplayState } from "./ReplayState";
@@ -50,6 +51,10 @@ export type Commands = {
   lint_rubric: { args: { worldId: string; doc: RubricDoc; job: string }; returns: LintView };
   try_rubric: { args: { worldId: string; doc: RubricDoc; run: string }; returns: TryView };
   save_rubric: { args: { worldId: string; doc: RubricDoc }; returns: SavedView };
+  hub_status: { args: {}; returns: HubView };
+  hub_sign_in: { args: { url: string; login: string; password: string; token: string }; returns: HubView };
+  hub_sign_out: { args: {}; returns: HubView };
+  hub_sync: { args: {}; returns: HubView };
 };
 
 /** Sends one command; rejects with the command's error. */
@@ -185,5 +190,22 @@ export function commands(call: Call) {
      * recorded in the store with its content hash.
      */
     saveRubric: (worldId: string, doc: RubricDoc) => call("save_rubric", { worldId, doc }),
+    /**
+     * The hub's state: who is signed in, what waits to be sent, the queue.
+     */
+    hubStatus: () => call("hub_status", {}),
+    /**
+     * Signs in to the hub at `url`, with the access token when one is
+     * given, else with the login and password; then syncs once.
+     */
+    hubSignIn: (url: string, login: string, password: string, token: string) => call("hub_sign_in", { url, login, password, token }),
+    /**
+     * Forgets the hub account (recordings stay on this computer).
+     */
+    hubSignOut: () => call("hub_sign_out", {}),
+    /**
+     * Sends what waits and pulls the queue now.
+     */
+    hubSync: () => call("hub_sync", {}),
   };
 }
