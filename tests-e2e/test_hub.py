@@ -132,14 +132,14 @@ def test_an_expert_signs_in_sees_the_assignment_records_and_the_hub_holds_it(lau
     app.type_into("[data-testid=hub-password]", "not my password")
     app.shot("hub-02-sign-in")
     app.clickable("[data-testid=hub-sign-in]").click()
-    app.wait_text("[role=alert]", "did not accept your sign-in")
+    app.wait_text("[role=alert]", "did not accept your sign-in", timeout=60)
     app.shot("hub-03-sign-in-refused")
     app.type_into("[data-testid=hub-password]", "correct horse battery")
     app.clickable("[data-testid=hub-sign-in]").click()
 
     # Home: who is signed in, and the assignment.
     app.css("[data-screen=home]")
-    app.wait_text("[data-testid=hub-who]", "Ada Lovelace")
+    app.wait_text("[data-testid=hub-who]", "Ada Lovelace", timeout=60)
     app.wait_text("[data-testid=hub-waiting]", "Everything is sent")
     assigned = app.css(f"[data-testid=hub-assignments] [data-assignment='{TASK}']")
     app.wait_text(f"[data-testid=hub-assignments] [data-assignment='{TASK}']", "Refund")

@@ -139,6 +139,20 @@ fn view(service: &Service, s: Status) -> HubView {
     }
 }
 
+/// Runs `f` on a thread of its own: the hub's client is blocking
+/// (reqwest's blocking client), which must not run on the async runtime's
+/// threads that Tauri runs commands on.
+fn off_runtime<T: Send>(f: impl FnOnce() -> AppResult<T> + Send) -> AppResult<T> {
+    std::thread::scope(|scope| {
+        scope.spawn(f).join().unwrap_or_else(|_| {
+            Err(AppError::new(
+                "hub",
+                "Talking to the team hub failed unexpectedly. Your work is saved on this computer; try again.",
+            ))
+        })
+    })
+}
+
 fn hub_error(e: understudy_hub::HubError) -> AppError {
     AppError::new("hub", plain_words(&e)).with_detail(e.to_string())
 }
@@ -174,13 +188,15 @@ command! {
     ) -> AppResult<HubView> {
         let service = state.service()?;
         let outbox = state.hub().outbox()?;
-        if token.trim().is_empty() {
-            outbox.sign_in_with_password(&url, &login, &password)
-        } else {
-            outbox.sign_in_with_token(&url, &token)
-        }
-        .map_err(hub_error)?;
-        let s = outbox.sync(service.store()).map_err(hub_error)?;
+        let s = off_runtime(|| {
+            if token.trim().is_empty() {
+                outbox.sign_in_with_password(&url, &login, &password)
+            } else {
+                outbox.sign_in_with_token(&url, &token)
+            }
+            .map_err(hub_error)?;
+            outbox.sync(service.store()).map_err(hub_error)
+        })?;
         Ok(view(service, s))
     }
 }
@@ -189,7 +205,8 @@ command! {
     /// Forgets the hub account (recordings stay on this computer).
     #[tauri::command(async)]
     pub fn hub_sign_out(state: State<'_, AppState>) -> AppResult<HubView> {
-        state.hub().outbox()?.sign_out().map_err(hub_error)?;
+        let outbox = state.hub().outbox()?;
+        off_runtime(|| outbox.sign_out().map_err(hub_error))?;
         status(&state)
     }
 }
@@ -199,7 +216,8 @@ command! {
     #[tauri::command(async)]
     pub fn hub_sync(state: State<'_, AppState>) -> AppResult<HubView> {
         let service = state.service()?;
-        let s = state.hub().outbox()?.sync(service.store()).map_err(hub_error)?;
+        let outbox = state.hub().outbox()?;
+        let s = off_runtime(|| outbox.sync(service.store()).map_err(hub_error))?;
         Ok(view(service, s))
     }
 }
