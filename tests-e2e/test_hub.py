@@ -132,7 +132,7 @@ def test_an_expert_signs_in_sees_the_assignment_records_and_the_hub_holds_it(lau
     app.type_into("[data-testid=hub-password]", "not my password")
     app.shot("hub-02-sign-in")
     app.clickable("[data-testid=hub-sign-in]").click()
-    app.wait_text("[role=alert]", "did not accept your sign-in", timeout=60)
+    app.wait_text("[role=alert]", "do not match an account on this hub", timeout=60)
     app.shot("hub-03-sign-in-refused")
     app.type_into("[data-testid=hub-password]", "correct horse battery")
     app.clickable("[data-testid=hub-sign-in]").click()

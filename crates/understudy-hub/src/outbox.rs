@@ -182,7 +182,16 @@ impl Outbox {
             ));
         }
         check_url(url)?;
-        let issued = client::sign_in(url, login.trim(), password)?;
+        let issued = client::sign_in(url, login.trim(), password).map_err(|e| {
+            if e.code() == Some("unauthorized") {
+                HubError::Invalid(
+                    "That login and password do not match an account on this hub. Check them and try again."
+                        .into(),
+                )
+            } else {
+                e
+            }
+        })?;
         self.remember(url, &issued.token, issued.token_id, issued.person)
     }
 
