@@ -288,16 +288,7 @@ pub(crate) async fn add_review(
     req: &ReviewRequest,
 ) -> Result<Review, ApiError> {
     if !caller.role.reviews() {
-        return Err(ApiError::forbidden(format!(
-            "{} is a{} {}; only reviewers and admins approve or reject episodes",
-            caller.login,
-            if caller.role.as_str().starts_with(['a', 'e']) {
-                "n"
-            } else {
-                ""
-            },
-            caller.role.as_str()
-        )));
+        return Err(caller.refused("only reviewers and admins approve or reject episodes"));
     }
     if req.decision == Decision::Reject && req.comment.trim().is_empty() {
         return Err(ApiError::bad_request(format!(

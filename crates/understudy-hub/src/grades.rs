@@ -18,14 +18,6 @@ use crate::error::ApiError;
 use crate::people::Person;
 use crate::wire::{EpisodeJudgment, GradesBatch, GradesSummary, RubricQuery, RubricUpload};
 
-fn article(role: &str) -> &'static str {
-    if role.starts_with(['a', 'e']) {
-        "an"
-    } else {
-        "a"
-    }
-}
-
 fn sha256_of(parts: &[&str]) -> String {
     let mut h = Sha256::new();
     for p in parts {
@@ -122,12 +114,9 @@ pub(crate) async fn push(
     batch: &GradesBatch,
 ) -> Result<GradesSummary, ApiError> {
     if !caller.role.grades() {
-        return Err(ApiError::forbidden(format!(
-            "{} is {} {}; experts do not grade episodes (annotators, reviewers, engineers and admins do)",
-            caller.login,
-            article(caller.role.as_str()),
-            caller.role.as_str()
-        )));
+        return Err(caller.refused(
+            "experts do not grade episodes (annotators, reviewers, engineers and admins do)",
+        ));
     }
     check(batch)?;
     let tx = db.transaction().await?;
@@ -315,12 +304,7 @@ pub(crate) async fn add_rubric(
     up: &RubricUpload,
 ) -> Result<RubricVersion, ApiError> {
     if !caller.role.writes_rubrics() {
-        return Err(ApiError::forbidden(format!(
-            "{} is {} {}; only annotators, engineers and admins save rubrics",
-            caller.login,
-            article(caller.role.as_str()),
-            caller.role.as_str()
-        )));
+        return Err(caller.refused("only annotators, engineers and admins save rubrics"));
     }
     for (field, value) in [
         ("world_id", &up.world_id),

@@ -45,6 +45,20 @@ impl Person {
     }
 }
 
+impl Person {
+    /// `403`: "{login} is an {role}; {rule}", for a role that may not do
+    /// something (`rule` says who may, e.g. "only admins assign tasks").
+    pub fn refused(&self, rule: &str) -> ApiError {
+        let role = self.role.as_str();
+        let article = if role.starts_with(['a', 'e']) {
+            "an"
+        } else {
+            "a"
+        };
+        ApiError::forbidden(format!("{} is {article} {role}; {rule}", self.login))
+    }
+}
+
 /// What an admin gives to add a person.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

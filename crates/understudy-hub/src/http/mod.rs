@@ -134,16 +134,7 @@ fn admin_only(p: &Person, what: &str) -> Result<(), ApiError> {
     if p.role == Role::Admin {
         Ok(())
     } else {
-        Err(ApiError::forbidden(format!(
-            "{} is a{} {}; only admins {what}",
-            p.login,
-            if p.role.as_str().starts_with(['a', 'e']) {
-                "n"
-            } else {
-                ""
-            },
-            p.role.as_str()
-        )))
+        Err(p.refused(&format!("only admins {what}")))
     }
 }
 
@@ -304,11 +295,7 @@ async fn sync_state(
     Body(b): Body<SyncState>,
 ) -> Answer<Stale> {
     if !p.role.pushes() {
-        return Err(ApiError::forbidden(format!(
-            "{} is a {}; only experts and admins push episodes",
-            p.login,
-            p.role.as_str()
-        )));
+        return Err(p.refused("only experts and admins push episodes"));
     }
     let db = s.pool.get().await?;
     let ids: Vec<String> = b.episodes.iter().map(|e| e.id.clone()).collect();

@@ -6,7 +6,6 @@
 use std::collections::BTreeSet;
 
 use understudy::export::{self, ExportOptions, Format, Source, WorldSet};
-use understudy::store::ScoreRecord;
 use understudy_hub::client::{EpisodeQuery, PushOptions};
 use understudy_hub::Role;
 
@@ -30,23 +29,7 @@ fn an_export_from_the_hub_equals_the_local_export_byte_for_byte() {
         .expect("the push");
     // Graded locally: a pass, a pending score, a re-score (the latest
     // counts), and two episodes never scored. The engineer pushes them.
-    let score = |id: &str, value: Option<f64>, pass: Option<bool>| ScoreRecord {
-        episode_id: Some(id.to_string()),
-        task_id: "pay-back".into(),
-        world_id: "mini".into(),
-        world_version: "1".into(),
-        world_hash: "h".into(),
-        task_hash: "t".into(),
-        rubric_version: "1".into(),
-        rubric_hash: "r".into(),
-        value,
-        range: [value.unwrap_or(0.0), value.unwrap_or(1.0)],
-        pending: usize::from(value.is_none()),
-        detail: match pass {
-            Some(p) => serde_json::json!({ "pass": p }).to_string(),
-            None => "{}".into(),
-        },
-    };
+    let score = score_of;
     store
         .save_scores(&[
             score(&episodes[0], Some(0.75), Some(true)),

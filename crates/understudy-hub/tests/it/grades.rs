@@ -14,18 +14,9 @@ fn score(episode: &str, value: Option<f64>) -> StoredScore {
         id: 0,
         scored_at: "2026-01-02T03:04:05Z".into(),
         record: ScoreRecord {
-            episode_id: Some(episode.into()),
-            task_id: "pay-back".into(),
-            world_id: "mini".into(),
-            world_version: "1".into(),
-            world_hash: "h".into(),
-            task_hash: "t".into(),
-            rubric_version: "1".into(),
-            rubric_hash: "r".into(),
-            value,
             range: [0.0, 1.0],
             pending: 2,
-            detail: r#"{"pass": true}"#.into(),
+            ..score_of(episode, value, Some(true))
         },
     }
 }

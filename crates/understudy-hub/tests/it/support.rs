@@ -397,3 +397,29 @@ fn pipe(
     let _ = from.shutdown(Shutdown::Both);
     let _ = to.shutdown(Shutdown::Both);
 }
+
+/// A score of the mini world's `pay-back` task for `episode`: pending
+/// (no value) when `value` is `None`; `pass` goes in its detail.
+pub fn score_of(
+    episode: &str,
+    value: Option<f64>,
+    pass: Option<bool>,
+) -> understudy::store::ScoreRecord {
+    understudy::store::ScoreRecord {
+        episode_id: Some(episode.to_string()),
+        task_id: "pay-back".into(),
+        world_id: "mini".into(),
+        world_version: "1".into(),
+        world_hash: "h".into(),
+        task_hash: "t".into(),
+        rubric_version: "1".into(),
+        rubric_hash: "r".into(),
+        value,
+        range: [value.unwrap_or(0.0), value.unwrap_or(1.0)],
+        pending: usize::from(value.is_none()),
+        detail: match pass {
+            Some(p) => serde_json::json!({ "pass": p }).to_string(),
+            None => "{}".into(),
+        },
+    }
+}
