@@ -17,8 +17,9 @@ use understudy_hub::client::{EpisodeQuery, Hub, PushOptions};
 use understudy_hub::people::{self, NewPerson};
 use understudy_hub::Role;
 
-const EPISODES: usize = 40;
-const STEPS: usize = 25;
+const EPISODES: usize = 200;
+/// The mini world's `pay-back` task allows five steps.
+const STEPS: usize = 5;
 const CLIENTS: usize = 16;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -90,11 +91,14 @@ fn setup(server: &str) -> Setup {
             .await
             .expect("the server");
         let conn = tokio::spawn(conn);
-        c.batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
-        ))
-        .await
-        .expect("a database");
+        // Two calls: one string of both would run as one transaction,
+        // which DROP DATABASE refuses.
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+            .await
+            .expect("the old database dropped");
+        c.batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("a database");
         drop(c);
         let _ = conn.await;
         let pool = understudy_hub::db::open(&db)
