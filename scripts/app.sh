@@ -41,7 +41,9 @@ app_build() {
 }
 
 # Runs the end-to-end suite against the real window: Xvfb, tauri-driver
-# (WebKitWebDriver) and selenium. A trap stops all three, whatever happens.
+# (WebKitWebDriver) and selenium, and for the hub's test (test_hub.py) a
+# throwaway PostgreSQL (scripts/hub.sh) and the hub's binaries. A trap
+# stops all of them, whatever happens.
 app_e2e() (
   local dir xvfb_pid="" driver_pid="" display_file
   dir=$(mktemp -d)
@@ -51,9 +53,18 @@ app_e2e() (
     [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null
     # The app and WebKit's helpers die with the X server; wait briefly.
     sleep 0.5
+    if declare -F hub_pg_stop >/dev/null; then hub_pg_stop; fi
     rm -rf "$dir"
   }
   trap cleanup EXIT
+  # The hub's stage (scripts/test) stops its PostgreSQL when it ends: this
+  # stage starts its own.
+  if ! declare -F hub_pg_start >/dev/null; then source scripts/hub.sh; fi
+  hub_pg_start || return 1
+  export HUB_BINARY="$PWD/target/debug/understudy-hub" UNDERSTUDY_CLI="$PWD/target/debug/understudy"
+  # No background sync during the suite: the hub test sends with the
+  # button and checks what waits before it does.
+  export UNDERSTUDY_HUB_SYNC_SECS=3600
   Xvfb -displayfd 3 -screen 0 1440x900x24 -nolisten tcp 3>"$display_file" 2>"$dir/xvfb.log" &
   xvfb_pid=$!
   for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
@@ -102,6 +113,8 @@ app_tests() {
   cargo clippy -p "$APP_CRATE" --no-deps --all-targets --locked "${APP_FEATURES[@]}" -- -D warnings
   step "app: building $APP_CRATE"
   cargo build -p "$APP_CRATE" --locked "${APP_FEATURES[@]}"
+  step "app: building the hub server and the CLI (for the hub's end-to-end test)"
+  cargo build --locked -p understudy-hub --bin understudy-hub -p understudy-cli --bin understudy
   step "app: end-to-end tests in the real window"
   app_e2e
 }

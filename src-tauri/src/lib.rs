@@ -13,6 +13,8 @@
 //! - [`experts`]: expert profiles and who is using the app;
 //! - [`episodes`]: start, act, annotate, undo, pause, review, submit, discard;
 //! - [`review`]: the readable state diff shown before submitting;
+//! - [`hub`]: the team hub: sign-in, the assignment queue, offline-first
+//!   sync (the logic is `understudy_hub::outbox`);
 //! - [`queue`]: the review queue, and a reviewer's approve or reject;
 //! - [`replay_view`]: a finished episode step by step, for reviewers;
 //! - [`consensus`]: where experts' runs of one task diverge, for reviewers;
@@ -37,6 +39,7 @@ pub mod error;
 pub mod experts;
 pub mod grading;
 pub mod home;
+pub mod hub;
 pub mod ipc;
 pub mod paths;
 pub mod queue;
@@ -61,6 +64,7 @@ use crate::service::Service;
 /// What every command reaches through `State`.
 pub struct AppState {
     service: Result<Service, AppError>,
+    hub: hub::HubState,
     started: Instant,
 }
 
@@ -69,6 +73,11 @@ impl AppState {
     /// error in the window instead of a crash).
     pub fn service(&self) -> AppResult<&Service> {
         self.service.as_ref().map_err(Clone::clone)
+    }
+
+    /// The team hub: sign-in and sync (not connected unless signed in).
+    pub fn hub(&self) -> &hub::HubState {
+        &self.hub
     }
 
     /// Why the app could not start, if it could not.
@@ -130,6 +139,10 @@ macro_rules! with_commands {
             grading::grading_agreement,
             consensus::task_consensus,
             dashboard::task_dashboard,
+            hub::hub_status,
+            hub::hub_sign_in,
+            hub::hub_sign_out,
+            hub::hub_sync,
         )
     };
 }
@@ -212,8 +225,16 @@ pub fn run() {
                 let cwd = std::env::current_dir().ok();
                 paths::find_worlds_dir(exe.as_deref(), resources.as_deref(), cwd.as_deref())
             });
+            let hub = hub::HubState::open(data_dir.as_deref().ok());
             let service = data_dir.and_then(|d| Service::open(&d, worlds_dir));
-            app.manage(AppState { service, started });
+            app.manage(AppState {
+                service,
+                hub,
+                started,
+            });
+            if !options.blank {
+                hub::start_background_sync(app.handle().clone());
+            }
             let page = if options.blank {
                 "blank.html"
             } else {
@@ -296,6 +317,7 @@ mod bindings {
             crate::consensus::ConsensusView::export_all_to(&dir),
             crate::dashboard::DashboardView::export_all_to(&dir),
             understudy::grading::GradeInput::export_all_to(&dir),
+            crate::hub::HubView::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing
             // step (`StepView.content`), which the records table reads.
             understudy::observation::ViewListing::export_all_to(&dir),

@@ -223,6 +223,10 @@ pub enum Source<'a> {
     /// Episodes already loaded, e.g. by [`native::parse`]; they have no
     /// rewards.
     Episodes(&'a [EpisodeBundle]),
+    /// Episodes already loaded with their rewards by episode id, e.g. from
+    /// a team hub, which keeps the scores beside the episodes: an episode
+    /// missing from the map is exported unscored.
+    Scored(&'a [EpisodeBundle], &'a HashMap<String, trl::Reward>),
 }
 
 /// An episode picked by the filter; a stored one is loaded only when it is
@@ -254,7 +258,7 @@ impl<'a> Source<'a> {
                 .filter(|r| filter.matches(r))
                 .map(|r| Selected::Stored(Box::new(r)))
                 .collect()),
-            Source::Episodes(list) => Ok(list
+            Source::Episodes(list) | Source::Scored(list, _) => Ok(list
                 .iter()
                 .filter(|b| filter.matches(&b.record))
                 .map(Selected::Loaded)
@@ -266,7 +270,20 @@ impl<'a> Source<'a> {
     pub(crate) fn store(&self) -> Option<&'a Store> {
         match self {
             Source::Store(s) => Some(s),
-            Source::Episodes(_) => None,
+            Source::Episodes(_) | Source::Scored(..) => None,
+        }
+    }
+
+    /// An episode's reward column: from the store's latest score, or the
+    /// map given with [`Source::Scored`].
+    fn reward(&self, episode_id: &str) -> trl::Reward {
+        match self {
+            Source::Store(s) => match s.latest_score(episode_id).ok().flatten() {
+                Some(score) => reward_of(&score),
+                None => trl::Reward::default(),
+            },
+            Source::Episodes(_) => trl::Reward::default(),
+            Source::Scored(_, rewards) => rewards.get(episode_id).copied().unwrap_or_default(),
         }
     }
 }
@@ -319,25 +336,32 @@ impl<'a> Loader<'a> {
     }
 }
 
-/// The reward column of the training formats.
+/// The reward column of the training formats, from an episode's latest
+/// score.
 ///
 /// Rewards come from rubric scores, which the scoring work keeps in the
-/// store's `scores` table (see `Store::latest_score`): the episode's latest
-/// score. A score still waiting for a judged criterion has no value and is
-/// exported as `None` (null) rather than a guess, as is an episode never
-/// scored; a store that cannot be read gives `None` too, since a reward
-/// column is no reason to fail a whole export.
-pub(crate) fn reward_for(store: &Store, episode_id: &str) -> Option<f64> {
-    store.latest_score_value(episode_id).ok().flatten()
+/// store's `scores` table (see `Store::latest_score`). A score still
+/// waiting for a judged criterion has no value and is exported as `None`
+/// (null) rather than a guess, as is an episode never scored; a store that
+/// cannot be read gives `None` too, since a reward column is no reason to
+/// fail a whole export. The pass beside it: whether the score passed
+/// (every gate and required criterion right), `None` when pending or
+/// scored before scores carried a pass.
+pub fn reward_of(score: &crate::store::StoredScore) -> trl::Reward {
+    let detail: Option<serde_json::Value> = serde_json::from_str(&score.record.detail).ok();
+    trl::Reward {
+        value: score.record.value,
+        pass: detail
+            .as_ref()
+            .and_then(|d| d.get("pass"))
+            .and_then(serde_json::Value::as_bool),
+    }
 }
 
-/// The pass column beside the reward: whether the latest score passed
-/// (every gate and required criterion right). `None` when unscored,
-/// pending, or scored before scores carried a pass.
+/// The pass column of an episode in a store (see [`reward_of`]).
 pub fn pass_for(store: &Store, episode_id: &str) -> Option<bool> {
     let stored = store.latest_score(episode_id).ok().flatten()?;
-    let detail: serde_json::Value = serde_json::from_str(&stored.record.detail).ok()?;
-    detail.get("pass").and_then(serde_json::Value::as_bool)
+    reward_of(&stored).pass
 }
 
 /// What an export wrote.
@@ -408,11 +432,7 @@ fn write_rows(
         let steps = match options.format {
             Format::Native => Some(native::write_line(&bundle, &mut line)?),
             Format::Trl | Format::Folder => {
-                let store = source.store();
-                let reward = trl::Reward {
-                    value: store.and_then(|s| reward_for(s, &bundle.record.id)),
-                    pass: store.and_then(|s| pass_for(s, &bundle.record.id)),
-                };
+                let reward = source.reward(&bundle.record.id);
                 trl::write_row(
                     &bundle,
                     worlds_for(worlds)?,

@@ -3,7 +3,7 @@
 //! that can be read back, and two versions can be compared.
 
 use rusqlite::{params, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{now, Store};
 use crate::error::Result;
@@ -28,7 +28,7 @@ pub struct NewRubricVersion<'a> {
 }
 
 /// One saved version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RubricVersion {
     /// Row id, in the order versions were saved.

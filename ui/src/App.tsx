@@ -1,6 +1,7 @@
 import { lazy, Suspense, useCallback, useRef, useState } from "react";
 import { api } from "./api";
 import { Home } from "./screens/Home";
+import { HubSignIn } from "./screens/HubSignIn";
 
 // The workspace (forms, tables, Markdown) loads on first use, so the start
 // screen is interactive sooner.
@@ -24,7 +25,8 @@ type Screen =
   | { name: "rubric"; worldId: string; taskId: string }
   | { name: "grading" }
   | { name: "dashboard" }
-  | { name: "grade-run"; episodeId: string };
+  | { name: "grade-run"; episodeId: string }
+  | { name: "hub-sign-in" };
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: "home" });
@@ -90,6 +92,9 @@ export function App() {
       </Suspense>
     );
   }
+  if (screen.name === "hub-sign-in") {
+    return <HubSignIn onDone={() => setScreen({ name: "home" })} onCancel={() => setScreen({ name: "home" })} />;
+  }
   if (screen.name === "replay") {
     return (
       <Suspense fallback={<div className="center-screen muted">Opening the recording…</div>}>
@@ -104,6 +109,7 @@ export function App() {
       onGrading={() => setScreen({ name: "grading" })}
       onDashboard={() => setScreen({ name: "dashboard" })}
       onRubric={(worldId, taskId) => setScreen({ name: "rubric", worldId, taskId })}
+      onHubSignIn={() => setScreen({ name: "hub-sign-in" })}
       onReady={onReady}
       initial={marked.current ? undefined : firstHome}
     />

@@ -139,19 +139,23 @@ fn read_native(path: &Path) -> anyhow::Result<Vec<EpisodeBundle>> {
         .collect())
 }
 
-/// The hub's episodes matching `filter`, as the engine's own bundles: every
-/// format is then written by the same code as a local export.
+/// The hub's episodes matching `filter`, as the engine's own bundles, and
+/// their rewards (latest scores): every format is then written by the same
+/// code as a local export.
 fn from_hub(
     hub: &understudy_hub::client::Hub,
     filter: &Filter,
-) -> anyhow::Result<Vec<EpisodeBundle>> {
+) -> anyhow::Result<(
+    Vec<EpisodeBundle>,
+    std::collections::HashMap<String, export::trl::Reward>,
+)> {
     let query = understudy_hub::client::EpisodeQuery {
         world: filter.world.clone(),
         task: filter.task.clone(),
         status: filter.status,
         expert: filter.expert.clone(),
     };
-    Ok(hub.export_bundles(&query)?)
+    Ok(hub.export_scored(&query)?)
 }
 
 fn progress_bar(len: usize, what: &str) -> ProgressBar {
@@ -189,6 +193,7 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     };
     let store;
     let loaded;
+    let rewards;
     let source = match (&args.store, &args.input) {
         (Some(path), _) => {
             store = open_existing(path)?;
@@ -200,8 +205,8 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         }
         (None, None) => match args.hub.connect()? {
             Some(hub) => {
-                loaded = from_hub(&hub, &options.filter)?;
-                Source::Episodes(&loaded)
+                (loaded, rewards) = from_hub(&hub, &options.filter)?;
+                Source::Scored(&loaded, &rewards)
             }
             None => anyhow::bail!("give --store FILE, --input episodes.jsonl or --hub URL"),
         },

@@ -25,6 +25,12 @@ pub enum HubCommand {
         /// Largest request body accepted, in bytes.
         #[arg(long, value_name = "N", default_value_t = understudy_hub::DEFAULT_MAX_BODY_BYTES)]
         max_body_bytes: usize,
+        /// Connections served at once; more are answered 503 (clients retry).
+        #[arg(long, value_name = "N", default_value_t = understudy_hub::DEFAULT_MAX_CONNECTIONS)]
+        max_connections: usize,
+        /// Seconds a connection may take to send a request's head.
+        #[arg(long, value_name = "SECS", default_value_t = understudy_hub::DEFAULT_HEADER_READ_TIMEOUT.as_secs())]
+        header_timeout: u64,
     },
     /// People on the hub (straight on the database: the admin's bootstrap).
     #[command(subcommand)]
@@ -43,6 +49,16 @@ pub enum HubCommand {
     /// Push a local store's episodes and steps to the hub (safe to repeat).
     Push {
         /// The local trajectory store.
+        #[arg(long)]
+        store: PathBuf,
+        #[command(flatten)]
+        hub: HubArgs,
+    },
+    /// Push a local store's scores and judgments of episodes already on
+    /// the hub (graders: annotators, reviewers, engineers, admins; safe to
+    /// repeat).
+    PushGrades {
+        /// The local trajectory store the grades were saved in.
         #[arg(long)]
         store: PathBuf,
         #[command(flatten)]
@@ -184,11 +200,20 @@ pub fn run(cmd: HubCommand) -> anyhow::Result<ExitCode> {
             db,
             listen,
             max_body_bytes,
+            max_connections,
+            header_timeout,
         } => {
+            if max_connections == 0 || header_timeout == 0 {
+                anyhow::bail!("--max-connections and --header-timeout must be at least 1");
+            }
             let config = understudy_hub::HubConfig {
                 database_url: db.database,
                 listen,
-                max_body_bytes,
+                limits: understudy_hub::Limits {
+                    max_body_bytes,
+                    max_connections,
+                    header_read_timeout: std::time::Duration::from_secs(header_timeout),
+                },
             };
             runtime()?.block_on(understudy_hub::serve(&config, shutdown_signal()))?;
             Ok(ExitCode::SUCCESS)
@@ -238,6 +263,18 @@ pub fn run(cmd: HubCommand) -> anyhow::Result<ExitCode> {
                 report.stored.episodes_added,
                 report.stored.steps_added,
                 report.stored.steps_updated
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        HubCommand::PushGrades { store, hub } => {
+            if !store.is_file() {
+                anyhow::bail!("there is no store at {}", store.display());
+            }
+            let store = Store::open_for_reading(&store)?;
+            let s = hub.connect()?.push_grades(&store, PushOptions::default())?;
+            eprintln!(
+                "pushed {} score(s) ({} new) and {} judgment(s) ({} new)",
+                s.scores, s.scores_added, s.judgments, s.judgments_added
             );
             Ok(ExitCode::SUCCESS)
         }

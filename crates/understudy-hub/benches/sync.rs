@@ -17,8 +17,9 @@ use understudy_hub::client::{EpisodeQuery, Hub, PushOptions};
 use understudy_hub::people::{self, NewPerson};
 use understudy_hub::Role;
 
-const EPISODES: usize = 40;
-const STEPS: usize = 25;
+const EPISODES: usize = 200;
+/// The mini world's `pay-back` task allows five steps.
+const STEPS: usize = 5;
 const CLIENTS: usize = 16;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -90,11 +91,14 @@ fn setup(server: &str) -> Setup {
             .await
             .expect("the server");
         let conn = tokio::spawn(conn);
-        c.batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
-        ))
-        .await
-        .expect("a database");
+        // Two calls: one string of both would run as one transaction,
+        // which DROP DATABASE refuses.
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+            .await
+            .expect("the old database dropped");
+        c.batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("a database");
         drop(c);
         let _ = conn.await;
         let pool = understudy_hub::db::open(&db)
@@ -105,9 +109,11 @@ fn setup(server: &str) -> Setup {
             .expect("a port");
         let addr = listener.local_addr().expect("an address");
         tokio::spawn(async move {
-            let _ = axum::serve(
+            understudy_hub::serve_listener(
                 listener,
                 understudy_hub::router(pool, understudy_hub::DEFAULT_MAX_BODY_BYTES),
+                understudy_hub::Limits::default(),
+                std::future::pending(),
             )
             .await;
         });
@@ -203,10 +209,11 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(exported_steps));
     g.bench_function("export_from_hub", |b| {
         b.iter(|| {
-            let bundles = expert
-                .export_bundles(&EpisodeQuery::default())
+            // Episodes and their rewards, as `export --hub` fetches them.
+            let (bundles, rewards) = expert
+                .export_scored(&EpisodeQuery::default())
                 .expect("an export");
-            native_bytes(&Source::Episodes(&bundles))
+            native_bytes(&Source::Scored(&bundles, &rewards))
         })
     });
     let (_d, only) = store_of(&s.templates[0], "x1");

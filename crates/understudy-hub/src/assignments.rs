@@ -31,11 +31,7 @@ pub(crate) async fn create(
     new: &NewAssignment,
 ) -> Result<Vec<Assignment>, ApiError> {
     if caller.role != Role::Admin {
-        return Err(ApiError::forbidden(format!(
-            "{} is a {}; only admins assign tasks",
-            caller.login,
-            caller.role.as_str()
-        )));
+        return Err(caller.refused("only admins assign tasks"));
     }
     if new.experts.is_empty() {
         return Err(ApiError::bad_request(

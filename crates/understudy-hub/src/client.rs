@@ -14,8 +14,12 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use understudy::export::{native, EpisodeBundle};
-use understudy::store::{Actor, Decision, EpisodeFilter, Expert, Review, Store};
+use std::collections::HashMap;
+
+use understudy::export::{native, trl::Reward, EpisodeBundle};
+use understudy::store::{
+    Actor, Decision, EpisodeFilter, Expert, Review, RubricVersion, Store, StoredScore,
+};
 use understudy::trajectory::Trajectory;
 
 use crate::episodes::Query;
@@ -227,6 +231,115 @@ impl Hub {
         )
     }
 
+    /// A person's tokens (admins, or the person themselves).
+    pub fn tokens(&self, login: &str) -> Result<Vec<TokenInfo>, HubError> {
+        self.get(&format!("/v1/people/{}/tokens", percent(login)))
+    }
+
+    /// Revokes token `id` (admins: anyone's; others: their own).
+    pub fn revoke_token(&self, id: i64) -> Result<TokenInfo, HubError> {
+        self.post(&format!("/v1/tokens/{id}/revoke"), &serde_json::json!({}))
+    }
+
+    /// Revokes the token this client calls with: signing out.
+    pub fn sign_out(&self) -> Result<TokenInfo, HubError> {
+        self.post("/v1/sessions/current/revoke", &serde_json::json!({}))
+    }
+
+    /// Saves a rubric version (annotators, engineers, admins); the same
+    /// bytes again answer the stored version.
+    pub fn add_rubric(&self, up: &RubricUpload) -> Result<RubricVersion, HubError> {
+        self.post("/v1/rubrics", up)
+    }
+
+    /// Rubric versions, newest first, of a world or task (or all).
+    pub fn rubrics(&self, q: &RubricQuery) -> Result<Vec<RubricVersion>, HubError> {
+        let mut parts = Vec::new();
+        if let Some(w) = &q.world {
+            parts.push(format!("world={}", percent(w)));
+        }
+        if let Some(t) = &q.task {
+            parts.push(format!("task={}", percent(t)));
+        }
+        let query = if parts.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", parts.join("&"))
+        };
+        self.get(&format!("/v1/rubrics{query}"))
+    }
+
+    /// Scores of the episodes the caller sees, in the order the hub
+    /// received them.
+    pub fn scores(&self, q: &Query) -> Result<Vec<StoredScore>, HubError> {
+        self.get(&format!("/v1/scores{}", query_string(q)))
+    }
+
+    /// Judgments of the episodes the caller sees, oldest first.
+    pub fn judgments(&self, q: &Query) -> Result<Vec<EpisodeJudgment>, HubError> {
+        self.get(&format!("/v1/judgments{}", query_string(q)))
+    }
+
+    /// Each episode's reward column: its latest score on the hub.
+    pub fn rewards(&self, q: &Query) -> Result<HashMap<String, Reward>, HubError> {
+        let mut latest: HashMap<String, Reward> = HashMap::new();
+        for s in self.scores(q)? {
+            if let Some(id) = &s.record.episode_id {
+                latest.insert(id.clone(), understudy::export::reward_of(&s));
+            }
+        }
+        Ok(latest)
+    }
+
+    /// Pushes every score and judgment of the episodes in `store`
+    /// (annotators, reviewers, engineers, admins), in batches of about
+    /// `options.max_steps_per_batch` rows. Safe to repeat: the hub stores
+    /// each once. The episodes must be on the hub already.
+    pub fn push_grades(
+        &self,
+        store: &Store,
+        options: PushOptions,
+    ) -> Result<GradesSummary, HubError> {
+        let mut total = GradesSummary::default();
+        let mut batch = GradesBatch::default();
+        let flush = |batch: &mut GradesBatch, total: &mut GradesSummary| -> Result<(), HubError> {
+            if batch.scores.is_empty() && batch.judgments.is_empty() {
+                return Ok(());
+            }
+            let s = self.push_grades_batch(batch)?;
+            total.scores += s.scores;
+            total.scores_added += s.scores_added;
+            total.judgments += s.judgments;
+            total.judgments_added += s.judgments_added;
+            *batch = GradesBatch::default();
+            Ok(())
+        };
+        for r in store.episodes(&EpisodeFilter::default())? {
+            batch.scores.extend(store.scores(&r.id)?);
+            batch
+                .judgments
+                .extend(
+                    store
+                        .judgments(&r.id)?
+                        .into_iter()
+                        .map(|judgment| EpisodeJudgment {
+                            episode_id: r.id.clone(),
+                            judgment,
+                        }),
+                );
+            if batch.scores.len() + batch.judgments.len() >= options.max_steps_per_batch {
+                flush(&mut batch, &mut total)?;
+            }
+        }
+        flush(&mut batch, &mut total)?;
+        Ok(total)
+    }
+
+    /// Sends one batch of scores and judgments (one transaction).
+    pub fn push_grades_batch(&self, batch: &GradesBatch) -> Result<GradesSummary, HubError> {
+        self.post("/v1/sync/grades", batch)
+    }
+
     /// Uploads the world folder at `dir` (engineers and admins). It is
     /// loaded here first, so a broken world is refused before it is sent,
     /// and the hub's hash must equal the one computed here.
@@ -306,6 +419,15 @@ impl Hub {
                 .map(|p| p.bundle)
                 .collect(),
         )
+    }
+
+    /// [`Hub::export_bundles`] and each episode's reward: what
+    /// `Source::Scored` exports with the same rewards as a local store.
+    pub fn export_scored(
+        &self,
+        q: &Query,
+    ) -> Result<(Vec<EpisodeBundle>, HashMap<String, Reward>), HubError> {
+        Ok((self.export_bundles(q)?, self.rewards(q)?))
     }
 
     /// Pushes every episode of `store` the hub lacks or holds an older copy

@@ -104,7 +104,10 @@ fn review(r: &Row) -> Review {
 }
 
 /// The `WHERE` clause for `q` as seen by `caller`, and its parameters.
-fn conditions(caller: &Person, q: &Query) -> (String, Vec<Box<dyn ToSql + Sync + Send>>) {
+pub(crate) fn conditions(
+    caller: &Person,
+    q: &Query,
+) -> (String, Vec<Box<dyn ToSql + Sync + Send>>) {
     let mut sql = String::from(" WHERE true");
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
     let mut add = |clause: &str, v: Box<dyn ToSql + Sync + Send>| {
@@ -132,7 +135,7 @@ fn conditions(caller: &Person, q: &Query) -> (String, Vec<Box<dyn ToSql + Sync +
     (sql, args)
 }
 
-fn params(args: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
+pub(crate) fn params(args: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
     args.iter()
         .map(|a| a.as_ref() as &(dyn ToSql + Sync))
         .collect()
@@ -285,16 +288,7 @@ pub(crate) async fn add_review(
     req: &ReviewRequest,
 ) -> Result<Review, ApiError> {
     if !caller.role.reviews() {
-        return Err(ApiError::forbidden(format!(
-            "{} is a{} {}; only reviewers and admins approve or reject episodes",
-            caller.login,
-            if caller.role.as_str().starts_with(['a', 'e']) {
-                "n"
-            } else {
-                ""
-            },
-            caller.role.as_str()
-        )));
+        return Err(caller.refused("only reviewers and admins approve or reject episodes"));
     }
     if req.decision == Decision::Reject && req.comment.trim().is_empty() {
         return Err(ApiError::bad_request(format!(

@@ -7,8 +7,12 @@ use serde::Serialize;
 
 /// The stable `code` values of API errors (see `docs/hub.md`).
 pub mod codes {
-    /// No token, or a token the hub does not know (or revoked).
+    /// No token, or a token the hub does not know.
     pub const UNAUTHORIZED: &str = "unauthorized";
+    /// A token that was revoked (the message says when and by whom).
+    pub const TOKEN_REVOKED: &str = "token_revoked";
+    /// The hub is serving as many connections as it allows (retry).
+    pub const BUSY: &str = "busy";
     /// The caller's role may not do this, or the thing is someone else's.
     pub const FORBIDDEN: &str = "forbidden";
     /// The body is not the JSON the route expects.

@@ -19,7 +19,9 @@ pub mod client;
 pub mod db;
 mod episodes;
 mod error;
+mod grades;
 mod http;
+pub mod outbox;
 pub mod people;
 mod push;
 pub mod roles;
@@ -27,5 +29,8 @@ pub mod wire;
 mod worlds;
 
 pub use error::{codes, ApiError, HubError};
-pub use http::{router, serve, HubConfig, DEFAULT_MAX_BODY_BYTES};
+pub use http::{
+    router, serve, serve_listener, HubConfig, Limits, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+};
 pub use roles::Role;

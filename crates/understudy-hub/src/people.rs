@@ -13,6 +13,7 @@ use tokio_postgres::Client;
 
 use crate::error::{ApiError, HubError};
 use crate::roles::{self, Role};
+use crate::wire::TokenInfo;
 
 /// Every issued token starts with this, so a leaked one is recognisable.
 pub const TOKEN_PREFIX: &str = "ush_";
@@ -41,6 +42,20 @@ impl Person {
                 )
             })?,
         })
+    }
+}
+
+impl Person {
+    /// `403`: "{login} is an {role}; {rule}", for a role that may not do
+    /// something (`rule` says who may, e.g. "only admins assign tasks").
+    pub fn refused(&self, rule: &str) -> ApiError {
+        let role = self.role.as_str();
+        let article = if role.starts_with(['a', 'e']) {
+            "an"
+        } else {
+            "a"
+        };
+        ApiError::forbidden(format!("{} is {article} {role}; {rule}", self.login))
     }
 }
 
@@ -126,27 +141,32 @@ pub async fn by_login(
 }
 
 /// Issues a new token for `person`, attributed to `by`; returns the token,
-/// which is not stored and cannot be shown again.
+/// which is not stored and cannot be shown again, and its id.
 pub async fn issue_token(
     db: &Client,
     person: i64,
     label: &str,
     by: Option<i64>,
-) -> Result<String, ApiError> {
+) -> Result<(String, i64), ApiError> {
     let token = format!("{TOKEN_PREFIX}{}", hex::encode(rand::random::<[u8; 32]>()));
-    db.execute(
-        "INSERT INTO tokens (person_id, token_sha256, label, changed_by) VALUES ($1, $2, $3, $4)",
-        &[&person, &token_sha256(&token), &label, &by],
-    )
-    .await?;
-    Ok(token)
+    let id: i64 = db
+        .query_one(
+            "INSERT INTO tokens (person_id, token_sha256, label, changed_by) VALUES ($1, $2, $3, $4) RETURNING id",
+            &[&person, &token_sha256(&token), &label, &by],
+        )
+        .await?
+        .get(0);
+    Ok((token, id))
 }
 
-/// The person a bearer token belongs to.
-pub async fn by_token(db: &Client, token: &str) -> Result<Person, ApiError> {
+/// The person a bearer token belongs to, and the token's id. A revoked
+/// token is refused with when and by whom, so its holder knows to sign in
+/// again rather than suspect the hub.
+pub async fn by_token(db: &Client, token: &str) -> Result<(Person, i64), ApiError> {
     let row = db
         .query_opt(
-            "SELECT p.id, p.login, p.name, p.role FROM tokens t JOIN people p ON p.id = t.person_id WHERE t.token_sha256 = $1 AND t.revoked_at IS NULL",
+            "SELECT p.id, p.login, p.name, p.role, t.id AS token_id, to_char(t.revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS revoked_at, r.login AS revoked_by
+             FROM tokens t JOIN people p ON p.id = t.person_id LEFT JOIN people r ON r.id = t.changed_by WHERE t.token_sha256 = $1",
             &[&token_sha256(token)],
         )
         .await?
@@ -154,10 +174,73 @@ pub async fn by_token(db: &Client, token: &str) -> Result<Person, ApiError> {
             ApiError::new(
                 401,
                 crate::codes::UNAUTHORIZED,
-                "the bearer token is not one this hub issued (or it was revoked); sign in again or ask an admin for a token",
+                "the bearer token is not one this hub issued; sign in again or ask an admin for a token",
             )
         })?;
-    Person::from_row(&row)
+    if let Some(at) = row.get::<_, Option<String>>("revoked_at") {
+        let by: Option<String> = row.get("revoked_by");
+        return Err(ApiError::new(
+            401,
+            crate::codes::TOKEN_REVOKED,
+            format!(
+                "this token was revoked at {at}{}; it no longer signs anyone in. Sign in again or ask an admin for a new token",
+                by.map(|b| format!(" by {b}")).unwrap_or_default()
+            ),
+        ));
+    }
+    Ok((Person::from_row(&row)?, row.get("token_id")))
+}
+
+const TOKEN_COLUMNS: &str = "t.id, p.login, t.label, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), to_char(t.revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+
+fn token_info(r: &tokio_postgres::Row) -> TokenInfo {
+    TokenInfo {
+        id: r.get(0),
+        login: r.get(1),
+        label: r.get(2),
+        created_at: r.get(3),
+        revoked_at: r.get(4),
+    }
+}
+
+/// A person's tokens, oldest first (never the tokens themselves).
+pub async fn tokens(db: &Client, person: i64) -> Result<Vec<TokenInfo>, ApiError> {
+    Ok(db
+        .query(
+            &format!("SELECT {TOKEN_COLUMNS} FROM tokens t JOIN people p ON p.id = t.person_id WHERE t.person_id = $1 ORDER BY t.id"),
+            &[&person],
+        )
+        .await?
+        .iter()
+        .map(token_info)
+        .collect())
+}
+
+/// Revokes token `id`, attributed to `by`: an admin revokes anyone's, a
+/// person their own. Revoking a revoked token again changes nothing.
+pub async fn revoke_token(db: &Client, by: &Person, id: i64) -> Result<TokenInfo, ApiError> {
+    let owner: i64 = db
+        .query_opt("SELECT person_id FROM tokens WHERE id = $1", &[&id])
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("there is no token with id {id}")))?
+        .get(0);
+    if owner != by.id && by.role != Role::Admin {
+        return Err(ApiError::forbidden(format!(
+            "token {id} is someone else's; only admins revoke other people's tokens"
+        )));
+    }
+    db.execute(
+        "UPDATE tokens SET revoked_at = now(), changed_by = $2, changed_at = now() WHERE id = $1 AND revoked_at IS NULL",
+        &[&id, &by.id],
+    )
+    .await?;
+    Ok(token_info(
+        &db.query_one(
+            &format!("SELECT {TOKEN_COLUMNS} FROM tokens t JOIN people p ON p.id = t.person_id WHERE t.id = $1"),
+            &[&id],
+        )
+        .await?,
+    ))
 }
 
 /// Checks a login and password; the same answer whether the login is
@@ -195,7 +278,9 @@ pub async fn bootstrap_token(url: &str, login: &str, label: &str) -> Result<Stri
     let (client, conn) = connect(url).await?;
     let result = async {
         let person = by_login(&client, login).await?;
-        issue_token(&client, person.id, label, None).await
+        issue_token(&client, person.id, label, None)
+            .await
+            .map(|(token, _)| token)
     }
     .await
     .map_err(HubError::from);

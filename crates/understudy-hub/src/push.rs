@@ -85,16 +85,7 @@ pub(crate) async fn push(
     batch: &PushBatch,
 ) -> Result<PushSummary, ApiError> {
     if !caller.role.pushes() {
-        return Err(ApiError::forbidden(format!(
-            "{} is a{} {}; only experts and admins push episodes",
-            caller.login,
-            if caller.role.as_str().starts_with(['a', 'e']) {
-                "n"
-            } else {
-                ""
-            },
-            caller.role.as_str()
-        )));
+        return Err(caller.refused("only experts and admins push episodes"));
     }
     check_shape(batch)?;
     let tx = db.transaction().await?;

@@ -59,6 +59,17 @@ impl Role {
         matches!(self, Role::Reviewer | Role::Admin)
     }
 
+    /// May push scores and judgments (grade episodes). Not experts: an
+    /// expert does not grade their own work.
+    pub fn grades(self) -> bool {
+        !matches!(self, Role::Expert)
+    }
+
+    /// May save rubric versions on the hub.
+    pub fn writes_rubrics(self) -> bool {
+        matches!(self, Role::Annotator | Role::Engineer | Role::Admin)
+    }
+
     /// May upload worlds (what experts record against).
     pub fn uploads_worlds(self) -> bool {
         matches!(self, Role::Engineer | Role::Admin)
@@ -85,6 +96,9 @@ mod tests {
         assert!(Role::Reviewer.reviews() && !Role::Reviewer.pushes());
         assert!(Role::Engineer.uploads_worlds() && !Role::Engineer.reviews());
         assert!(!Role::Annotator.pushes() && !Role::Annotator.reviews());
+        assert!(!Role::Expert.grades() && Role::Annotator.grades() && Role::Engineer.grades());
+        assert!(!Role::Expert.writes_rubrics() && !Role::Reviewer.writes_rubrics());
+        assert!(Role::Annotator.writes_rubrics() && Role::Admin.writes_rubrics());
         assert_eq!(names(), "expert, annotator, reviewer, engineer, admin");
     }
 }

@@ -3,7 +3,7 @@
 //! must not be silently ignored.
 
 use serde::{Deserialize, Serialize};
-use understudy::store::{Decision, EpisodeRecord, Expert, StepRecord};
+use understudy::store::{Decision, EpisodeRecord, Expert, JudgmentRecord, StepRecord, StoredScore};
 
 use crate::people::Person;
 
@@ -19,7 +19,85 @@ pub struct SignIn {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Issued {
     pub token: String,
+    /// The token's id, to revoke it by (`POST /v1/tokens/{id}/revoke`).
+    #[serde(default)]
+    pub token_id: i64,
     pub person: Person,
+}
+
+/// A token as listed (never the token itself: it is shown once).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenInfo {
+    pub id: i64,
+    /// The owner's login.
+    pub login: String,
+    pub label: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC; `None` while the token works.
+    pub revoked_at: Option<String>,
+}
+
+/// `POST /v1/rubrics`: a rubric file saved as a version, as the app's
+/// store keeps it (`understudy::store::RubricVersion` without the row id).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricUpload {
+    pub world_id: String,
+    pub task_id: String,
+    /// The rubric's own `version` field.
+    pub version: String,
+    /// The content hash scores name in `rubric_hash` (64 hex digits).
+    pub hash: String,
+    /// Where the file was saved on the machine it came from.
+    #[serde(default)]
+    pub path: String,
+    /// The file's bytes.
+    pub content: String,
+    /// The expert id who saved it, if known.
+    #[serde(default)]
+    pub saved_by: Option<String>,
+    /// RFC 3339; now, when empty.
+    #[serde(default)]
+    pub saved_at: String,
+}
+
+/// `GET /v1/rubrics?world=&task=`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricQuery {
+    pub world: Option<String>,
+    pub task: Option<String>,
+}
+
+/// A judgment of one episode's criterion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeJudgment {
+    pub episode_id: String,
+    pub judgment: JudgmentRecord,
+}
+
+/// `POST /v1/sync/grades`: scores and judgments, stored in one
+/// transaction, each once (identified by its content).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GradesBatch {
+    /// As the local store keeps them; `id` is the local row id (ignored),
+    /// `record.episode_id` must name an episode on the hub.
+    #[serde(default)]
+    pub scores: Vec<StoredScore>,
+    #[serde(default)]
+    pub judgments: Vec<EpisodeJudgment>,
+}
+
+/// What a grades push stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GradesSummary {
+    pub scores: usize,
+    pub scores_added: usize,
+    pub judgments: usize,
+    pub judgments_added: usize,
 }
 
 /// One episode as a client pushes it: the header and every step recorded so

@@ -34,11 +34,7 @@ pub(crate) async fn upload(
     upload: WorldUpload,
 ) -> Result<WorldInfo, ApiError> {
     if !caller.role.uploads_worlds() {
-        return Err(ApiError::forbidden(format!(
-            "{} is a {}; only engineers and admins upload worlds",
-            caller.login,
-            caller.role.as_str()
-        )));
+        return Err(caller.refused("only engineers and admins upload worlds"));
     }
     let mut files = Vec::with_capacity(upload.files.len());
     for f in &upload.files {

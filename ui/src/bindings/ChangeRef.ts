@@ -3,7 +3,15 @@
 /**
  * A record the state diff names.
  */
-export type ChangeRef = { table: string, key: string, 
+export type ChangeRef = { 
+/**
+ * The table the record is in.
+ */
+table: string, 
+/**
+ * The record's primary key, as text.
+ */
+key: string, 
 /**
  * `added`, `changed` or `removed`.
  */

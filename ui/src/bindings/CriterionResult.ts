@@ -2,7 +2,27 @@
 import type { CriterionKind } from "./CriterionKind";
 import type { Evidence } from "./Evidence";
 
-export type CriterionResult = { id: string, kind: CriterionKind, points: number, gate: boolean, 
+/**
+ * What one criterion found in one episode, and the points it earned.
+ */
+export type CriterionResult = { 
+/**
+ * The criterion's id in its rubric.
+ */
+id: string, 
+/**
+ * The criterion's kind (`state`, `action`, …).
+ */
+kind: CriterionKind, 
+/**
+ * The criterion's points: positive for what must happen, negative for what
+ * must not.
+ */
+points: number, 
+/**
+ * Whether the criterion is a gate: not met, it takes the score to 0.
+ */
+gate: boolean, 
 /**
  * Whether `pass` needs it to come out right.
  */
@@ -15,8 +35,16 @@ met: boolean | null,
 /**
  * Points counted: `points` when met, else 0.
  */
-earned: number, section?: string | null, 
+earned: number, 
+/**
+ * The section the criterion belongs to, when the rubric has sections.
+ */
+section?: string | null, 
 /**
  * Why the check could not run, or why a judge could not grade.
  */
-error?: string | null, evidence: Evidence, };
+error?: string | null, 
+/**
+ * What decided the result (the step, rows or words), for a person to check.
+ */
+evidence: Evidence, };

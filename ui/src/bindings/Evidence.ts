@@ -14,11 +14,19 @@ detail: string,
  * 0-based positions in the action list of the steps that satisfied or
  * violated the criterion.
  */
-steps?: Array<number>, query?: string | null, 
+steps?: Array<number>, 
+/**
+ * The SQL a state criterion ran.
+ */
+query?: string | null, 
 /**
  * The first rows the query returned.
  */
-rows?: Array<unknown> | null, row_count?: number | null, 
+rows?: Array<unknown> | null, 
+/**
+ * How many rows the query returned (`rows` holds only the first five).
+ */
+row_count?: number | null, 
 /**
  * The value that was compared.
  */
@@ -34,4 +42,8 @@ changes?: Array<ChangeRef>,
 /**
  * The words of a message that matched.
  */
-excerpt?: string | null, judgment?: Judgment | null, };
+excerpt?: string | null, 
+/**
+ * The grade of a judged criterion, once a person or a judge command gave one.
+ */
+judgment?: Judgment | null, };

@@ -3,13 +3,32 @@
 /**
  * A grade for one judged criterion of one episode.
  */
-export type Judgment = { criterion_id: string, 
+export type Judgment = { 
+/**
+ * Id of the graded criterion in the episode's rubric.
+ */
+criterion_id: string, 
 /**
  * The criterion's hash when it was graded; a judgment of an edited
  * criterion no longer counts. `None` applies to any version.
  */
-criterion_hash?: string | null, met: boolean, reason: string, 
+criterion_hash?: string | null, 
+/**
+ * The grade: whether the criterion was met (for a negative criterion,
+ * whether the bad thing happened).
+ */
+met: boolean, 
+/**
+ * Why, in the grader's words; the score shows it as the criterion's
+ * evidence.
+ */
+reason: string, 
 /**
  * Who graded: an expert id, or `command:<program>` for a judge command.
  */
-judge: string, at: string, };
+judge: string, 
+/**
+ * When it was graded, as RFC 3339 UTC text; empty when the input did not
+ * say.
+ */
+at: string, };

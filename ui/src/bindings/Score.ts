@@ -6,11 +6,45 @@ import type { SectionResult } from "./SectionResult";
  * A scored episode: the value, what each criterion found, and the exact
  * versions it was computed against.
  */
-export type Score = { episode_id?: string | null, task_id: string, world_id: string, world_version: string, world_hash: string, 
+export type Score = { 
+/**
+ * The scored episode's id when it has one (a stored or exported episode);
+ * `None` for a bare action list.
+ */
+episode_id?: string | null, 
+/**
+ * The task scored: the rubric's task.
+ */
+task_id: string, 
+/**
+ * Id of the world the episode was replayed in.
+ */
+world_id: string, 
+/**
+ * That world's version.
+ */
+world_version: string, 
+/**
+ * That world's content hash (its rubrics are not part of it).
+ */
+world_hash: string, 
 /**
  * SHA-256 of the task as the world defines it.
  */
-task_hash: string, rubric_format: number, rubric_version: string, rubric_hash: string, 
+task_hash: string, 
+/**
+ * The rubric file's format ([`FORMAT`](super::FORMAT)).
+ */
+rubric_format: number, 
+/**
+ * The rubric's own `version`, which its author bumps when a criterion
+ * changes meaning.
+ */
+rubric_version: string, 
+/**
+ * SHA-256 of the rubric file's bytes: the exact rubric this score used.
+ */
+rubric_hash: string, 
 /**
  * In [0, 1]; `None` while a judged criterion is pending.
  */
@@ -37,7 +71,16 @@ failed_gates: Array<string>,
 /**
  * Ids of criteria whose check could not run (counted against).
  */
-errors: Array<string>, sections?: Array<SectionResult>, criteria: Array<CriterionResult>, 
+errors: Array<string>, 
+/**
+ * One result per section, in the rubric's order; empty (and left out of the
+ * JSON) for a rubric without sections.
+ */
+sections?: Array<SectionResult>, 
+/**
+ * One result per criterion, in the rubric's order.
+ */
+criteria: Array<CriterionResult>, 
 /**
  * Steps applied.
  */

@@ -12,6 +12,7 @@ import type { ExpertView } from "./ExpertView";
 import type { GradeInput } from "./GradeInput";
 import type { GradingView } from "./GradingView";
 import type { HomeView } from "./HomeView";
+import type { HubView } from "./HubView";
 import type { ImportView } from "./ImportView";
 import type { LintView } from "./LintView";
 import type { QueueView } from "./QueueView";
@@ -66,6 +67,10 @@ export type Commands = {
   grading_agreement: { args: { worldId: string; taskId: string }; returns: AgreementView };
   task_consensus: { args: { worldId: string; taskId: string }; returns: ConsensusView };
   task_dashboard: { args: { worldId: string | null; taskId: string | null }; returns: DashboardView };
+  hub_status: { args: {}; returns: HubView };
+  hub_sign_in: { args: { url: string; login: string; password: string; token: string }; returns: HubView };
+  hub_sign_out: { args: {}; returns: HubView };
+  hub_sync: { args: {}; returns: HubView };
 };
 
 /** Sends one command; rejects with the command's error. */
@@ -239,5 +244,22 @@ export function commands(call: Call) {
      * The scores dashboard of a task (`null`s: the first one that has a rubric).
      */
     taskDashboard: (worldId: string | null, taskId: string | null) => call("task_dashboard", { worldId, taskId }),
+    /**
+     * The hub's state: who is signed in, what waits to be sent, the queue.
+     */
+    hubStatus: () => call("hub_status", {}),
+    /**
+     * Signs in to the hub at `url`, with the access token when one is
+     * given, else with the login and password; then syncs once.
+     */
+    hubSignIn: (url: string, login: string, password: string, token: string) => call("hub_sign_in", { url, login, password, token }),
+    /**
+     * Forgets the hub account (recordings stay on this computer).
+     */
+    hubSignOut: () => call("hub_sign_out", {}),
+    /**
+     * Sends what waits and pulls the queue now.
+     */
+    hubSync: () => call("hub_sync", {}),
   };
 }

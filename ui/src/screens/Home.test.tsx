@@ -8,6 +8,9 @@ const api = vi.hoisted(() => ({
   startEpisode: vi.fn(),
   discardEpisode: vi.fn(),
   selectExpert: vi.fn(),
+  hubStatus: vi.fn(),
+  hubSync: vi.fn(),
+  hubSignOut: vi.fn(),
 }));
 vi.mock("../api", () => ({ api }));
 
@@ -57,6 +60,14 @@ function homeWith(current: typeof expert | null) {
 
 beforeEach(() => {
   api.home.mockReset();
+  api.hubStatus.mockResolvedValue({
+    account: null,
+    waiting: 0,
+    last_synced_at: null,
+    last_error: null,
+    syncing: false,
+    assignments: [],
+  });
 });
 
 describe("Home", () => {

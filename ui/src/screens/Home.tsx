@@ -3,15 +3,21 @@ import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "re
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
 import type { HomeView } from "../bindings/HomeView";
+import type { HubView } from "../bindings/HubView";
 import type { WorldSummary } from "../bindings/WorldSummary";
 import type { TaskSummary } from "../bindings/TaskSummary";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ExpertCard } from "../components/ExpertCard";
+import { Assignments } from "../components/hub/Assignments";
+import { HubCard } from "../components/hub/HubCard";
 import { Kbd } from "../components/Kbd";
 import { dateTime, duration, plural } from "../lib/format";
 
 /** How many tasks of a world the list shows at a time. */
 const PAGE = 40;
+
+/** How often the start screen refreshes the hub's state (the app syncs by itself). */
+const HUB_POLL_MS = 10_000;
 
 /** The world the expert last chose, for this run of the app. */
 let rememberedWorld: string | null = null;
@@ -30,6 +36,7 @@ export function Home({
   onGrading,
   onDashboard,
   onRubric,
+  onHubSignIn,
   onReady,
   initial,
 }: {
@@ -42,6 +49,8 @@ export function Home({
   onDashboard?: () => void;
   /** Opens a task's rubric workspace. */
   onRubric?: (worldId: string, taskId: string) => void;
+  /** Opens the team hub's sign-in screen. */
+  onHubSignIn?: () => void;
   onReady?: () => void;
   /** The first load, already under way. */
   initial?: Promise<HomeView>;
@@ -60,6 +69,25 @@ export function Home({
       setError(e as AppError);
     }
   }, []);
+  const [hub, setHub] = useState<HubView | null>(null);
+  const [hubBusy, setHubBusy] = useState(false);
+  const hubCall = useCallback(async (call: () => Promise<HubView>) => {
+    try {
+      setHub(await call());
+    } catch (e) {
+      setError(e as AppError);
+    }
+  }, []);
+  useEffect(() => {
+    void hubCall(api.hubStatus);
+    const timer = window.setInterval(() => void hubCall(api.hubStatus), HUB_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [hubCall]);
+  const hubAct = async (call: () => Promise<HubView>) => {
+    setHubBusy(true);
+    await hubCall(call);
+    setHubBusy(false);
+  };
   const catalog = home?.catalog ?? null;
   const expert = home ? home.expert : undefined;
   const experts = home?.experts ?? [];
@@ -201,6 +229,16 @@ export function Home({
             </section>
           )}
 
+          {hub?.account && (
+            <Assignments
+              assignments={hub.assignments}
+              catalog={catalog}
+              disabled={noExpert}
+              starting={starting}
+              onStart={(worldId, task) => void start(worldId, task)}
+            />
+          )}
+
           <section className="card picker" aria-labelledby="tasks-title">
             <header className="picker-header">
               <h2 id="tasks-title" className="section-title">
@@ -334,6 +372,15 @@ export function Home({
               expert={expert}
               experts={experts}
               onChanged={() => void refresh()}
+            />
+          )}
+          {onHubSignIn && (
+            <HubCard
+              view={hub}
+              busy={hubBusy}
+              onSignIn={onHubSignIn}
+              onSync={() => void hubAct(api.hubSync)}
+              onSignOut={() => void hubAct(api.hubSignOut)}
             />
           )}
           <section className="card how">

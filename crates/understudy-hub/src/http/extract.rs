@@ -14,10 +14,26 @@ use crate::people::{self, Person};
 /// The signed-in person.
 pub(crate) struct Caller(pub Person);
 
+/// The signed-in person and the id of the token they called with (to sign
+/// that token out).
+pub(crate) struct SignedIn {
+    pub person: Person,
+    pub token_id: i64,
+}
+
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Caller, ApiError> {
+        let s = SignedIn::from_request_parts(parts, state).await?;
+        Ok(Caller(s.person))
+    }
+}
+
+impl FromRequestParts<AppState> for SignedIn {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<SignedIn, ApiError> {
         let given = parts
             .headers
             .get(header::AUTHORIZATION)
@@ -36,7 +52,8 @@ impl FromRequestParts<AppState> for Caller {
             ));
         };
         let db = state.pool.get().await?;
-        Ok(Caller(people::by_token(&db, &token).await?))
+        let (person, token_id) = people::by_token(&db, &token).await?;
+        Ok(SignedIn { person, token_id })
     }
 }
 

@@ -3,6 +3,7 @@
 //! `{code, message}` body with a status.
 
 mod extract;
+mod limits;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -22,10 +23,11 @@ use crate::error::{codes, ApiError, HubError};
 use crate::people::{self, NewPerson, Person};
 use crate::roles::Role;
 use crate::wire::*;
-use extract::{Body, Caller};
-
-/// Bodies larger than this are refused (413), before any parsing.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+use extract::{Body, Caller, SignedIn};
+pub use limits::{
+    serve_listener, Limits, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+};
 
 /// What a hub server needs.
 #[derive(Debug, Clone)]
@@ -34,8 +36,8 @@ pub struct HubConfig {
     pub database_url: String,
     /// Where to listen, e.g. `127.0.0.1:8600` or `0.0.0.0:8600`.
     pub listen: SocketAddr,
-    /// The largest request body accepted.
-    pub max_body_bytes: usize,
+    /// Body size, header read time and connection limits.
+    pub limits: Limits,
 }
 
 /// What every handler gets.
@@ -52,7 +54,16 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/sessions", post(sign_in))
         .route("/v1/me", get(me))
         .route("/v1/people", post(add_person))
-        .route("/v1/people/{login}/tokens", post(issue_token))
+        .route("/v1/sessions/current/revoke", post(sign_out))
+        .route(
+            "/v1/people/{login}/tokens",
+            get(list_tokens).post(issue_token),
+        )
+        .route("/v1/tokens/{id}/revoke", post(revoke_token))
+        .route("/v1/rubrics", get(list_rubrics).post(add_rubric))
+        .route("/v1/sync/grades", post(push_grades))
+        .route("/v1/scores", get(list_scores))
+        .route("/v1/judgments", get(list_judgments))
         .route("/v1/worlds", get(list_worlds).post(upload_world))
         .route("/v1/worlds/{hash}", get(world_files))
         .route("/v1/assignments", get(list_assignments).post(assign))
@@ -88,13 +99,14 @@ pub async fn serve(
         source: e,
     })?;
     println!("understudy hub listening on http://{bound}");
-    axum::serve(listener, router(pool, config.max_body_bytes))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|e| HubError::Io {
-            what: "serving".into(),
-            source: e,
-        })
+    serve_listener(
+        listener,
+        router(pool, config.limits.max_body_bytes),
+        config.limits,
+        shutdown,
+    )
+    .await;
+    Ok(())
 }
 
 type Answer<T> = Result<Json<T>, ApiError>;
@@ -106,8 +118,12 @@ async fn health() -> Json<serde_json::Value> {
 async fn sign_in(State(s): State<AppState>, Body(b): Body<SignIn>) -> Answer<Issued> {
     let db = s.pool.get().await?;
     let person = people::sign_in(&db, &b.login, &b.password).await?;
-    let token = people::issue_token(&db, person.id, "sign-in", Some(person.id)).await?;
-    Ok(Json(Issued { token, person }))
+    let (token, token_id) = people::issue_token(&db, person.id, "sign-in", Some(person.id)).await?;
+    Ok(Json(Issued {
+        token,
+        token_id,
+        person,
+    }))
 }
 
 async fn me(Caller(p): Caller) -> Json<Person> {
@@ -118,16 +134,7 @@ fn admin_only(p: &Person, what: &str) -> Result<(), ApiError> {
     if p.role == Role::Admin {
         Ok(())
     } else {
-        Err(ApiError::forbidden(format!(
-            "{} is a{} {}; only admins {what}",
-            p.login,
-            if p.role.as_str().starts_with(['a', 'e']) {
-                "n"
-            } else {
-                ""
-            },
-            p.role.as_str()
-        )))
+        Err(p.refused(&format!("only admins {what}")))
     }
 }
 
@@ -159,8 +166,90 @@ async fn issue_token(
     }
     let db = s.pool.get().await?;
     let person = people::by_login(&**db, &login).await?;
-    let token = people::issue_token(&db, person.id, &b.label, Some(p.id)).await?;
-    Ok(Json(Issued { token, person }))
+    let (token, token_id) = people::issue_token(&db, person.id, &b.label, Some(p.id)).await?;
+    Ok(Json(Issued {
+        token,
+        token_id,
+        person,
+    }))
+}
+
+async fn list_tokens(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Path(login): Path<String>,
+) -> Answer<Vec<TokenInfo>> {
+    if p.login != login {
+        admin_only(&p, "list other people's tokens")?;
+    }
+    let db = s.pool.get().await?;
+    let person = people::by_login(&**db, &login).await?;
+    Ok(Json(people::tokens(&db, person.id).await?))
+}
+
+async fn revoke_token(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Path(id): Path<i64>,
+) -> Answer<TokenInfo> {
+    let db = s.pool.get().await?;
+    Ok(Json(people::revoke_token(&db, &p, id).await?))
+}
+
+/// Revokes the token the call was made with: the app's "sign out".
+async fn sign_out(State(s): State<AppState>, who: SignedIn) -> Answer<TokenInfo> {
+    let db = s.pool.get().await?;
+    Ok(Json(
+        people::revoke_token(&db, &who.person, who.token_id).await?,
+    ))
+}
+
+async fn list_rubrics(
+    State(s): State<AppState>,
+    Caller(_): Caller,
+    q: Result<Query<RubricQuery>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Vec<understudy::store::RubricVersion>> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::rubrics(&db, &q).await?))
+}
+
+async fn add_rubric(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<RubricUpload>,
+) -> Answer<understudy::store::RubricVersion> {
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::add_rubric(&db, &p, &b).await?))
+}
+
+async fn push_grades(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<GradesBatch>,
+) -> Answer<GradesSummary> {
+    let mut db = s.pool.get().await?;
+    Ok(Json(crate::grades::push(&mut db, &p, &b).await?))
+}
+
+async fn list_scores(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<episodes::Query>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Vec<understudy::store::StoredScore>> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::scores(&db, &p, &q).await?))
+}
+
+async fn list_judgments(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<episodes::Query>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Vec<EpisodeJudgment>> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::judgments(&db, &p, &q).await?))
 }
 
 async fn list_worlds(State(s): State<AppState>, Caller(_): Caller) -> Answer<Vec<WorldInfo>> {
@@ -206,11 +295,7 @@ async fn sync_state(
     Body(b): Body<SyncState>,
 ) -> Answer<Stale> {
     if !p.role.pushes() {
-        return Err(ApiError::forbidden(format!(
-            "{} is a {}; only experts and admins push episodes",
-            p.login,
-            p.role.as_str()
-        )));
+        return Err(p.refused("only experts and admins push episodes"));
     }
     let db = s.pool.get().await?;
     let ids: Vec<String> = b.episodes.iter().map(|e| e.id.clone()).collect();

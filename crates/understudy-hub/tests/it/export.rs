@@ -1,7 +1,7 @@
 //! An export from the hub is byte-identical to an export of the same
-//! episodes from the expert's own store, in every format: the hub's
-//! episodes come back as the engine's own bundles and the engine writes
-//! them.
+//! episodes from the expert's own store, in every format, rewards
+//! included: the hub's episodes come back as the engine's own bundles, its
+//! scores as their rewards, and the engine writes them.
 
 use std::collections::BTreeSet;
 
@@ -23,10 +23,40 @@ fn an_export_from_the_hub_equals_the_local_export_byte_for_byte() {
         .add_world(&mini_dir())
         .expect("the world uploads");
     let (_dir, store) = local_store();
-    record(&store, "x-ada", 5);
+    let episodes = record(&store, "x-ada", 5);
     client(&hub.url, &expert)
         .push(&store, PushOptions::default())
         .expect("the push");
+    // Graded locally: a pass, a pending score, a re-score (the latest
+    // counts), and two episodes never scored. The engineer pushes them.
+    let score = score_of;
+    store
+        .save_scores(&[
+            score(&episodes[0], Some(0.75), Some(true)),
+            score(&episodes[1], None, None),
+            score(&episodes[2], Some(0.25), Some(false)),
+        ])
+        .expect("scores");
+    store
+        .save_scores(&[score(&episodes[2], Some(1.0), Some(true))])
+        .expect("a re-score");
+    store
+        .save_judgment(
+            &episodes[1],
+            &understudy::store::JudgmentRecord {
+                criterion_id: "tone".into(),
+                criterion_hash: None,
+                met: true,
+                reason: "polite".into(),
+                judge: "grader".into(),
+                at: String::new(),
+            },
+        )
+        .expect("a judgment");
+    let pushed = client(&hub.url, &engineer)
+        .push_grades(&store, PushOptions::default())
+        .expect("the grades push");
+    assert_eq!((pushed.scores_added, pushed.judgments_added), (4, 1));
 
     let worlds_dir = mini_dir()
         .parent()
@@ -34,10 +64,11 @@ fn an_export_from_the_hub_equals_the_local_export_byte_for_byte() {
         .to_path_buf();
     let ids: BTreeSet<String> = ["mini".to_string()].into();
     let worlds = WorldSet::load(&worlds_dir, &ids).expect("the worlds");
-    let from_hub = client(&hub.url, &engineer)
-        .export_bundles(&EpisodeQuery::default())
+    let (from_hub, rewards) = client(&hub.url, &engineer)
+        .export_scored(&EpisodeQuery::default())
         .expect("the hub's export");
     assert_eq!(from_hub.len(), 5);
+    assert_eq!(rewards.len(), 3, "three episodes have scores");
     for format in [Format::Native, Format::Trl, Format::OpenAi] {
         for include_retracted in [false, true] {
             if format == Format::Native && include_retracted {
@@ -56,8 +87,29 @@ fn an_export_from_the_hub_equals_the_local_export_byte_for_byte() {
                 (out, summary.steps)
             };
             let (local, local_steps) = write(&Source::Store(&store));
-            let (remote, remote_steps) = write(&Source::Episodes(&from_hub));
+            let (remote, remote_steps) = write(&Source::Scored(&from_hub, &rewards));
             assert!(!local.is_empty());
+            if format == Format::Trl {
+                // The rewards are there, not nulls on both sides.
+                let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&remote)
+                    .lines()
+                    .map(|l| serde_json::from_str(l).expect("a row"))
+                    .collect();
+                let of = |id: &str| {
+                    let row = rows
+                        .iter()
+                        .find(|r| r["episode_id"] == id)
+                        .expect("the episode's row");
+                    (row["reward"].clone(), row["pass"].clone())
+                };
+                assert_eq!(of(&episodes[0]), (0.75.into(), true.into()));
+                assert_eq!(
+                    of(&episodes[1]),
+                    (serde_json::Value::Null, serde_json::Value::Null)
+                );
+                assert_eq!(of(&episodes[2]), (1.0.into(), true.into()));
+                assert_eq!(of(&episodes[3]).0, serde_json::Value::Null);
+            }
             assert_eq!(remote_steps, local_steps, "{format:?}");
             assert!(
                 remote == local,

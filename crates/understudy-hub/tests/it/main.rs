@@ -7,6 +7,10 @@ mod support;
 
 mod export;
 mod faults;
+mod grades;
+mod limits;
+mod outbox;
 mod refusals;
 mod review;
 mod roles;
+mod tokens;

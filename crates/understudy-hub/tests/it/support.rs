@@ -90,6 +90,17 @@ pub struct InProcessHub {
 }
 
 pub fn hub_in_process(database: &str, max_body_bytes: usize) -> InProcessHub {
+    hub_with_limits(
+        database,
+        understudy_hub::Limits {
+            max_body_bytes,
+            ..understudy_hub::Limits::default()
+        },
+    )
+}
+
+/// A hub served from this process within `limits`.
+pub fn hub_with_limits(database: &str, limits: understudy_hub::Limits) -> InProcessHub {
     let rt = runtime();
     let url = rt.block_on(async {
         let pool = understudy_hub::db::open(database)
@@ -100,7 +111,13 @@ pub fn hub_in_process(database: &str, max_body_bytes: usize) -> InProcessHub {
             .expect("a port");
         let addr = listener.local_addr().expect("an address");
         tokio::spawn(async move {
-            let _ = axum::serve(listener, understudy_hub::router(pool, max_body_bytes)).await;
+            understudy_hub::serve_listener(
+                listener,
+                understudy_hub::router(pool, limits.max_body_bytes),
+                limits,
+                std::future::pending(),
+            )
+            .await;
         });
         format!("http://{addr}")
     });
@@ -379,4 +396,30 @@ fn pipe(
     }
     let _ = from.shutdown(Shutdown::Both);
     let _ = to.shutdown(Shutdown::Both);
+}
+
+/// A score of the mini world's `pay-back` task for `episode`: pending
+/// (no value) when `value` is `None`; `pass` goes in its detail.
+pub fn score_of(
+    episode: &str,
+    value: Option<f64>,
+    pass: Option<bool>,
+) -> understudy::store::ScoreRecord {
+    understudy::store::ScoreRecord {
+        episode_id: Some(episode.to_string()),
+        task_id: "pay-back".into(),
+        world_id: "mini".into(),
+        world_version: "1".into(),
+        world_hash: "h".into(),
+        task_hash: "t".into(),
+        rubric_version: "1".into(),
+        rubric_hash: "r".into(),
+        value,
+        range: [value.unwrap_or(0.0), value.unwrap_or(1.0)],
+        pending: usize::from(value.is_none()),
+        detail: match pass {
+            Some(p) => serde_json::json!({ "pass": p }).to_string(),
+            None => "{}".into(),
+        },
+    }
 }

@@ -1,0 +1,360 @@
+//! Rubric versions, judgments and scores on the hub: graders push what they
+//! computed or decided against a local copy, everyone reads them back
+//! within what their role sees (an expert: their own episodes' grades), and
+//! an export's reward column comes from the latest score.
+//!
+//! A judgment or score is stored once: it is identified by the SHA-256 of
+//! everything it says, so a retried push adds nothing twice. A batch is one
+//! transaction, refused whole when any row is wrong.
+
+use std::collections::HashSet;
+
+use sha2::{Digest, Sha256};
+use tokio_postgres::{Client, Row};
+use understudy::store::{JudgmentRecord, RubricVersion, ScoreRecord, StoredScore};
+
+use crate::episodes::{self, Query};
+use crate::error::ApiError;
+use crate::people::Person;
+use crate::wire::{EpisodeJudgment, GradesBatch, GradesSummary, RubricQuery, RubricUpload};
+
+fn sha256_of(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Checks a batch without the database: each row says what the store
+/// would require of it.
+fn check(batch: &GradesBatch) -> Result<(), ApiError> {
+    for (n, s) in batch.scores.iter().enumerate() {
+        let r = &s.record;
+        let at = |field: &str| format!("scores[{n}].record.{field}");
+        if r.episode_id.as_deref().is_none_or(|e| e.trim().is_empty()) {
+            return Err(ApiError::bad_request(format!(
+                "{}: a score must name the episode it scored",
+                at("episode_id")
+            )));
+        }
+        if let Some(v) = r.value {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(ApiError::bad_request(format!(
+                    "{}: {v} is outside 0..1",
+                    at("value")
+                )));
+            }
+        }
+        let ordered = r.range[0].partial_cmp(&r.range[1]);
+        if !matches!(
+            ordered,
+            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+        ) {
+            return Err(ApiError::bad_request(format!(
+                "{}: the low end {} is above the high end {}",
+                at("range"),
+                r.range[0],
+                r.range[1]
+            )));
+        }
+        for (field, value) in [
+            ("task_id", &r.task_id),
+            ("world_id", &r.world_id),
+            ("world_hash", &r.world_hash),
+            ("rubric_hash", &r.rubric_hash),
+        ] {
+            if value.trim().is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "{}: must not be empty",
+                    at(field)
+                )));
+            }
+        }
+        if serde_json::from_str::<serde_json::Value>(&r.detail).is_err() {
+            return Err(ApiError::bad_request(format!(
+                "{}: expected the score's result as JSON text",
+                at("detail")
+            )));
+        }
+    }
+    for (n, j) in batch.judgments.iter().enumerate() {
+        let at = |field: &str| format!("judgments[{n}].{field}");
+        if j.episode_id.trim().is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "{}: must not be empty",
+                at("episode_id")
+            )));
+        }
+        for (field, value) in [
+            ("judgment.criterion_id", &j.judgment.criterion_id),
+            ("judgment.reason", &j.judgment.reason),
+            ("judgment.judge", &j.judgment.judge),
+        ] {
+            if value.trim().is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "{}: must not be empty (a judgment says what was graded, why, and who graded)",
+                    at(field)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Stores `batch` for `caller` in one transaction.
+pub(crate) async fn push(
+    db: &mut Client,
+    caller: &Person,
+    batch: &GradesBatch,
+) -> Result<GradesSummary, ApiError> {
+    if !caller.role.grades() {
+        return Err(caller.refused(
+            "experts do not grade episodes (annotators, reviewers, engineers and admins do)",
+        ));
+    }
+    check(batch)?;
+    let tx = db.transaction().await?;
+    // Every episode named must be on the hub, and the score must be of
+    // that episode's task.
+    let ids: Vec<String> = batch
+        .scores
+        .iter()
+        .filter_map(|s| s.record.episode_id.clone())
+        .chain(batch.judgments.iter().map(|j| j.episode_id.clone()))
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let known: std::collections::HashMap<String, (String, String)> = tx
+        .query(
+            "SELECT id, world_id, task_id FROM episodes WHERE id = ANY($1)",
+            &[&ids],
+        )
+        .await?
+        .iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2))))
+        .collect();
+    let missing = |id: &str| {
+        ApiError::not_found(format!(
+            "the hub has no episode {id}: push the episode before its grades; nothing was stored"
+        ))
+    };
+    let mut summary = GradesSummary {
+        scores: batch.scores.len(),
+        judgments: batch.judgments.len(),
+        ..GradesSummary::default()
+    };
+    let now = understudy::store::now();
+    for s in &batch.scores {
+        let r = &s.record;
+        let episode = r.episode_id.as_deref().unwrap_or_default();
+        let (world_id, task_id) = known.get(episode).ok_or_else(|| missing(episode))?;
+        if (world_id, task_id) != (&r.world_id, &r.task_id) {
+            return Err(ApiError::bad_request(format!(
+                "a score of episode {episode} names task `{}` of world `{}`, but the episode is of task `{task_id}` of world `{world_id}`; nothing was stored",
+                r.task_id, r.world_id
+            )));
+        }
+        let scored_at = if s.scored_at.trim().is_empty() {
+            now.clone()
+        } else {
+            s.scored_at.clone()
+        };
+        let pending = i32::try_from(r.pending).map_err(|_| {
+            ApiError::bad_request(format!(
+                "a score of episode {episode}: `pending` {} is not a count of criteria",
+                r.pending
+            ))
+        })?;
+        let content = serde_json::to_string(r).unwrap_or_default();
+        let sha = sha256_of(&[&content, &scored_at]);
+        summary.scores_added += tx
+            .execute(
+                "INSERT INTO scores (episode_id, task_id, world_id, world_version, world_hash, task_hash, rubric_version, rubric_hash, value, range_low, range_high, pending, detail, scored_at, content_sha256, changed_by)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (episode_id, content_sha256) DO NOTHING",
+                &[&episode, &r.task_id, &r.world_id, &r.world_version, &r.world_hash, &r.task_hash, &r.rubric_version, &r.rubric_hash, &r.value, &r.range[0], &r.range[1], &pending, &r.detail, &scored_at, &sha, &caller.id],
+            )
+            .await? as usize;
+    }
+    for j in &batch.judgments {
+        if !known.contains_key(&j.episode_id) {
+            return Err(missing(&j.episode_id));
+        }
+        let g = &j.judgment;
+        let at = if g.at.trim().is_empty() {
+            now.clone()
+        } else {
+            g.at.clone()
+        };
+        let content = serde_json::to_string(&JudgmentRecord {
+            at: at.clone(),
+            ..g.clone()
+        })
+        .unwrap_or_default();
+        let sha = sha256_of(&[&j.episode_id, &content]);
+        summary.judgments_added += tx
+            .execute(
+                "INSERT INTO judgments (episode_id, criterion_id, criterion_hash, met, reason, judge, at, content_sha256, changed_by)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (episode_id, content_sha256) DO NOTHING",
+                &[&j.episode_id, &g.criterion_id, &g.criterion_hash, &g.met, &g.reason.trim(), &g.judge.trim(), &at, &sha, &caller.id],
+            )
+            .await? as usize;
+    }
+    tx.commit().await?;
+    Ok(summary)
+}
+
+fn score(r: &Row) -> StoredScore {
+    let pending: i32 = r.get("pending");
+    StoredScore {
+        id: r.get("id"),
+        scored_at: r.get("scored_at"),
+        record: ScoreRecord {
+            episode_id: Some(r.get("episode_id")),
+            task_id: r.get("task_id"),
+            world_id: r.get("world_id"),
+            world_version: r.get("world_version"),
+            world_hash: r.get("world_hash"),
+            task_hash: r.get("task_hash"),
+            rubric_version: r.get("rubric_version"),
+            rubric_hash: r.get("rubric_hash"),
+            value: r.get("value"),
+            range: [r.get("range_low"), r.get("range_high")],
+            pending: usize::try_from(pending).unwrap_or_default(),
+            detail: r.get("detail"),
+        },
+    }
+}
+
+/// Scores of the episodes `q` selects as `caller` sees them, in the order
+/// the hub received them (the last of an episode's is its current score).
+pub(crate) async fn scores(
+    db: &Client,
+    caller: &Person,
+    q: &Query,
+) -> Result<Vec<StoredScore>, ApiError> {
+    let (clauses, args) = episodes::conditions(caller, q);
+    let sql = format!(
+        "SELECT s.* FROM scores s JOIN episodes e ON e.id = s.episode_id{clauses} ORDER BY s.id"
+    );
+    Ok(db
+        .query(&sql, &episodes::params(&args))
+        .await?
+        .iter()
+        .map(score)
+        .collect())
+}
+
+/// Judgments of the episodes `q` selects as `caller` sees them, oldest
+/// first (a criterion's latest judgment is the one that counts).
+pub(crate) async fn judgments(
+    db: &Client,
+    caller: &Person,
+    q: &Query,
+) -> Result<Vec<EpisodeJudgment>, ApiError> {
+    let (clauses, args) = episodes::conditions(caller, q);
+    let sql = format!(
+        "SELECT j.* FROM judgments j JOIN episodes e ON e.id = j.episode_id{clauses} ORDER BY j.id"
+    );
+    Ok(db
+        .query(&sql, &episodes::params(&args))
+        .await?
+        .iter()
+        .map(|r| EpisodeJudgment {
+            episode_id: r.get("episode_id"),
+            judgment: JudgmentRecord {
+                criterion_id: r.get("criterion_id"),
+                criterion_hash: r.get("criterion_hash"),
+                met: r.get("met"),
+                reason: r.get("reason"),
+                judge: r.get("judge"),
+                at: r.get("at"),
+            },
+        })
+        .collect())
+}
+
+const RUBRIC_COLUMNS: &str =
+    "id, world_id, task_id, version, hash, path, content, saved_by, saved_at";
+
+fn rubric(r: &Row) -> RubricVersion {
+    RubricVersion {
+        id: r.get(0),
+        world_id: r.get(1),
+        task_id: r.get(2),
+        version: r.get(3),
+        hash: r.get(4),
+        path: r.get(5),
+        content: r.get(6),
+        saved_by: r.get(7),
+        saved_at: r.get(8),
+    }
+}
+
+/// Saves a rubric version; the same bytes (hash) of the same task again
+/// answer the stored version.
+pub(crate) async fn add_rubric(
+    db: &Client,
+    caller: &Person,
+    up: &RubricUpload,
+) -> Result<RubricVersion, ApiError> {
+    if !caller.role.writes_rubrics() {
+        return Err(caller.refused("only annotators, engineers and admins save rubrics"));
+    }
+    for (field, value) in [
+        ("world_id", &up.world_id),
+        ("task_id", &up.task_id),
+        ("version", &up.version),
+        ("content", &up.content),
+    ] {
+        if value.trim().is_empty() {
+            return Err(ApiError::bad_request(format!("{field}: must not be empty")));
+        }
+    }
+    if !is_sha256(&up.hash) {
+        return Err(ApiError::bad_request(format!(
+            "hash: `{}` is not a content hash (64 hexadecimal digits)",
+            up.hash
+        )));
+    }
+    let saved_at = if up.saved_at.trim().is_empty() {
+        understudy::store::now()
+    } else {
+        up.saved_at.clone()
+    };
+    let inserted = db
+        .query_opt(
+            &format!("INSERT INTO rubric_versions (world_id, task_id, version, hash, path, content, saved_by, saved_at, changed_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (world_id, task_id, hash) DO NOTHING RETURNING {RUBRIC_COLUMNS}"),
+            &[&up.world_id, &up.task_id, &up.version, &up.hash, &up.path, &up.content, &up.saved_by, &saved_at, &caller.id],
+        )
+        .await?;
+    match inserted {
+        Some(r) => Ok(rubric(&r)),
+        None => Ok(rubric(
+            &db.query_one(
+                &format!("SELECT {RUBRIC_COLUMNS} FROM rubric_versions WHERE world_id = $1 AND task_id = $2 AND hash = $3"),
+                &[&up.world_id, &up.task_id, &up.hash],
+            )
+            .await?,
+        )),
+    }
+}
+
+/// Rubric versions, newest first, of one world or task (or all): every
+/// role reads them (experts see what they will be graded by).
+pub(crate) async fn rubrics(db: &Client, q: &RubricQuery) -> Result<Vec<RubricVersion>, ApiError> {
+    Ok(db
+        .query(
+            &format!("SELECT {RUBRIC_COLUMNS} FROM rubric_versions WHERE ($1::text IS NULL OR world_id = $1) AND ($2::text IS NULL OR task_id = $2) ORDER BY id DESC"),
+            &[&q.world, &q.task],
+        )
+        .await?
+        .iter()
+        .map(rubric)
+        .collect())
+}

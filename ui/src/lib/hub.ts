@@ -1,0 +1,28 @@
+// The team hub's state in plain words, for the start screen's hub card.
+import type { HubView } from "../bindings/HubView";
+import { dateTime, plural } from "./format";
+
+/** "3 recordings waiting to be sent", or that everything is sent. */
+export function waitingText(view: HubView): string {
+  if (view.syncing) return "Sending…";
+  if (view.waiting === 0) return "Everything is sent";
+  return `${plural(view.waiting, "recording")} waiting to be sent`;
+}
+
+/** "Last sent Mar 4, 14:05", or that nothing was sent yet. */
+export function lastSentText(view: HubView): string {
+  return view.last_synced_at ? `Last sent ${dateTime(view.last_synced_at)}` : "Nothing sent yet";
+}
+
+/** The role as people say it. */
+export function roleText(role: string): string {
+  return role.charAt(0).toUpperCase() + role.slice(1);
+}
+
+/** What the start screen says about an assignment's world on this computer. */
+export function assignmentNote(here: string, worldId: string): string | null {
+  if (here === "ready") return null;
+  if (here === "other_version")
+    return `The hub assigned a different version of “${worldId}” than the one on this computer. Ask your team's admin for the assigned version.`;
+  return `The world “${worldId}” is not on this computer. Ask your team's admin for it.`;
+}
