@@ -81,8 +81,10 @@ def test_annotator_drafts_lints_tightens_and_saves_a_rubric(launch, data_dir: Pa
     assert not any("SELECT" in s for s in sentences)
     app.shot("31-draft")
 
-    # Lint: a progress bar, then the result. The draft leaves free text
-    # open, so a refund with a meaningless reason gets through.
+    # Lint: a progress bar, then the result. The draft pins the figures gold
+    # wrote in notes (the resolution's $79.00 on INV-24073) but leaves their
+    # wording open, so it passes at 91% with one survivor: a refund with a
+    # meaningless reason gets through.
     started = time.monotonic()
     result = lint(app)
     elapsed = time.monotonic() - started
@@ -91,7 +93,7 @@ def test_annotator_drafts_lints_tightens_and_saves_a_rubric(launch, data_dir: Pa
     millis = float(app.text_of("[data-testid=lint-progress]").split(" in ")[-1].rstrip(" s")) * 1000
     assert millis <= 1000, f"lint itself took {millis} ms"
     app.shot("32-lint-progress")
-    assert result.get_attribute("data-ok") == "false"
+    assert result.get_attribute("data-ok") == "true", app.text_of("[data-testid=lint-result]")
     reason = next(s for s in app.all("[data-testid=survivor]") if "(issue_refund) with" in s.text)
     assert "instead of reason" in reason.text and "still passes" in reason.text, reason.text
     reason_id = reason.get_attribute("data-mutant")
@@ -108,12 +110,6 @@ def test_annotator_drafts_lints_tightens_and_saves_a_rubric(launch, data_dir: Pa
 
     result = lint(app)
     assert reason_id not in survivor_ids(app), "the tightened criterion catches it"
-
-    # The same for the ticket's resolution, then the rubric passes.
-    resolution = next(s for s in app.all("[data-testid=survivor]") if "(close_ticket) with" in s.text)
-    resolution.click()
-    build_record_check(app, "tickets", "T-1042", "resolution", "79.00")
-    result = lint(app)
     assert result.get_attribute("data-ok") == "true", app.text_of("[data-testid=lint-result]")
     assert survivor_ids(app) == []
 

@@ -59,7 +59,9 @@ export function LintPanel({
       {result && !running && (
         <div data-testid="lint-result" data-ok={result.ok}>
           <div className={`banner ${result.ok ? "banner-info" : "banner-warn"}`} data-testid="lint-verdict">
-            {result.ok
+            {result.ok && live.length > 0
+              ? `The rubric passes, but ${live.length === 1 ? "1 mistake still gets" : `${live.length} mistakes still get`} through (below): tighten it, or leave it if it does not matter.`
+              : result.ok
               ? "The rubric passes: every mistake and trick tried was caught."
               : `The rubric does not pass yet: ${live.length === 1 ? "1 thing gets" : `${live.length} things get`} through${result.problems.length > live.length ? ", and there are other problems below" : ""}.`}
           </div>
