@@ -457,6 +457,15 @@ pub fn draft(
     let mut doc = RubricDoc::parse(task_id, "the draft", &text)?;
     doc.header = format!("# Drafted from {from}; edit freely, then lint it.\n");
     for c in &mut doc.criteria {
+        // Derive's own words stay where the sentence builder cannot read the
+        // check (a query of several conditions), rather than "a custom check".
+        let derived = c
+            .get("description")
+            .and_then(Value::as_str)
+            .is_some_and(|d| !d.trim().is_empty());
+        if derived && !sentence::reads_fields(world, c) {
+            continue;
+        }
         let s = sentence::generated(world, c);
         c.insert("description".into(), Value::String(s));
     }
@@ -765,6 +774,8 @@ mod tests {
         assert!(!checked.sentences.is_empty());
         for (s, c) in checked.sentences.iter().zip(&doc.criteria) {
             assert!(!s.contains("SELECT"), "{s}");
+            // A check the builder cannot read keeps derive's plain words.
+            assert!(!s.contains("custom check"), "{s}");
             assert_eq!(
                 Some(s.as_str()),
                 c.get("description").and_then(Value::as_str)

@@ -48,6 +48,19 @@ pub fn generated(world: &World, c: &Map<String, Value>) -> String {
     capitalize(&s)
 }
 
+/// Whether [`generated`] reads this criterion's fields into words: false
+/// for a state query the builder cannot read ("a custom check on the
+/// records"), where a description written with the query says more.
+pub fn reads_fields(world: &World, c: &Map<String, Value>) -> bool {
+    c.get("kind").and_then(Value::as_str) != Some("state")
+        || c.contains_key("changes")
+        || parse_query(
+            world,
+            c.get("query").and_then(Value::as_str).unwrap_or_default(),
+        )
+        .is_some()
+}
+
 fn points(c: &Map<String, Value>) -> f64 {
     c.get("points").and_then(Value::as_f64).unwrap_or(1.0)
 }
