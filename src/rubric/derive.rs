@@ -930,26 +930,38 @@ fn find_repeated_write(
 ) -> Result<Option<(Action, String)>> {
     let at = super::mutations::insertion_point(world, gold);
     let writes = gold[..at].iter().rev().filter(|a| {
-        a.tool_name().is_some_and(|t| {
-            world
-                .tools
-                .get(t)
-                .is_some_and(|x| x.kind == ToolKind::Write)
-        })
+        a.tool_name()
+            .is_some_and(|t| super::mutations::is_write(world, t))
     });
     for call in writes.take(MAX_TRIES) {
-        let mut actions = gold.to_vec();
-        actions.insert(at, call.clone());
-        let r = replay(episode, &task.id, 0, &actions)?;
-        if r.ignored > 0 || !r.observations.get(at).is_some_and(|o| o.ok) {
-            continue;
-        }
-        let after = touched(&episode.changes()?);
-        if let Some((t, k)) = after.difference(gold_set).next() {
-            return Ok(Some((call.clone(), format!("{} {k}", singular(t)))));
+        if let Some(found) = changes_elsewhere(episode, task, gold, at, call, gold_set)? {
+            return Ok(Some(found));
         }
     }
     Ok(None)
+}
+
+/// Gold with `call` made at `at`: when the call succeeds and the run ends
+/// with a record changed that gold leaves alone, the call and that record.
+fn changes_elsewhere(
+    episode: &mut Episode,
+    task: &Task,
+    gold: &[Action],
+    at: usize,
+    call: &Action,
+    gold_set: &Touched,
+) -> Result<Option<(Action, String)>> {
+    let mut actions = gold.to_vec();
+    actions.insert(at, call.clone());
+    let r = replay(episode, &task.id, 0, &actions)?;
+    if r.ignored > 0 || !r.observations.get(at).is_some_and(|o| o.ok) {
+        return Ok(None);
+    }
+    let after = touched(&episode.changes()?);
+    Ok(after
+        .difference(gold_set)
+        .next()
+        .map(|(t, k)| (call.clone(), format!("{} {k}", singular(t)))))
 }
 
 /// A write that succeeds after the gold run and changes a record gold does
@@ -1081,7 +1093,6 @@ fn find_forbidden(
                     tool: tool.clone(),
                     args: new_args,
                 };
-                let mut actions = gold.to_vec();
                 // Before a final step that ends the episode, as lint does.
                 let at = match gold.last() {
                     Some(Action::Tool { tool: t, .. })
@@ -1091,14 +1102,10 @@ fn find_forbidden(
                     }
                     _ => gold.len(),
                 };
-                actions.insert(at, candidate.clone());
-                let r = replay(episode, &task.id, 0, &actions)?;
-                if r.ignored > 0 || !r.observations.get(at).is_some_and(|o| o.ok) {
-                    continue;
-                }
-                let after = touched(&episode.changes()?);
-                if let Some((t, k)) = after.difference(gold_set).next() {
-                    return Ok(Some((candidate, format!("{} {k}", singular(t)))));
+                if let Some(found) =
+                    changes_elsewhere(episode, task, gold, at, &candidate, gold_set)?
+                {
+                    return Ok(Some(found));
                 }
             }
         }
