@@ -7,28 +7,60 @@ APP_CRATE=understudy-app
 APP_FEATURES=(--features tauri/custom-protocol)
 APP_VENV=target/e2e-venv
 
-# System and language dependencies. `app_install_deps --tests` adds what
-# the end-to-end tests need (Xvfb, WebKitWebDriver, tauri-driver, selenium).
-app_install_deps() {
-  apt_install libwebkit2gtk-4.1-dev build-essential pkg-config curl ca-certificates fonts-dejavu-core
+# The system packages the app needs; `--tests` adds what the end-to-end
+# tests need (Xvfb, WebKitWebDriver). Node comes from apt only when the
+# machine has none. scripts/test installs these in the background early.
+app_system_packages() {
+  local pkgs=(libwebkit2gtk-4.1-dev build-essential pkg-config curl ca-certificates fonts-dejavu-core)
   if [ "${1:-}" = "--tests" ]; then
-    apt_install xvfb xauth webkit2gtk-driver imagemagick python3-venv xdotool
+    pkgs+=(xvfb xauth webkit2gtk-driver imagemagick python3-venv xdotool)
   fi
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    apt_install nodejs npm
+    pkgs+=(nodejs npm)
+  fi
+  echo "${pkgs[@]}"
+}
+
+# ui/'s npm packages, installed exactly from the lockfile. A stamp holding
+# the lockfile's hash skips the reinstall when nothing changed since (the
+# background job in scripts/test may have done it already).
+APP_NPM_STAMP=target/npm-ci.stamp
+app_npm_ci() {
+  local want
+  want=$(sha256sum ui/package-lock.json | cut -d' ' -f1)
+  if [ -d ui/node_modules ] && [ "$(cat "$APP_NPM_STAMP" 2>/dev/null)" = "$want" ]; then
+    return 0
   fi
   step "app: npm ci (ui/)"
   (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+  mkdir -p target
+  echo "$want" >"$APP_NPM_STAMP"
+}
+
+# System and language dependencies. `app_install_deps --tests` adds what
+# the end-to-end tests need (Xvfb, WebKitWebDriver, tauri-driver, selenium).
+app_install_deps() {
+  # shellcheck disable=SC2046 # the list is words by design
+  apt_install $(app_system_packages "${1:-}")
+  app_npm_ci
   if [ "${1:-}" = "--tests" ]; then
     if ! command -v tauri-driver >/dev/null 2>&1; then
+      # A debug build: it only relays WebDriver requests, and an optimised
+      # build would cost CI a minute more of compiling.
       step "app: installing tauri-driver"
-      cargo install tauri-driver --locked --quiet
+      cargo install tauri-driver --locked --quiet --debug
     fi
-    if [ ! -x "$APP_VENV/bin/pytest" ]; then
-      step "app: Python venv for the end-to-end tests"
-      python3 -m venv "$APP_VENV"
-      "$APP_VENV/bin/pip" install --quiet --disable-pip-version-check -r tests-e2e/requirements.txt
-    fi
+    app_e2e_venv
+  fi
+}
+
+# The end-to-end tests' Python (pytest, selenium). scripts/test fills it in
+# the background early; here it is a no-op then.
+app_e2e_venv() {
+  if [ ! -x "$APP_VENV/bin/pytest" ]; then
+    step "app: Python venv for the end-to-end tests"
+    python3 -m venv "$APP_VENV"
+    "$APP_VENV/bin/pip" install --quiet --disable-pip-version-check -r tests-e2e/requirements.txt
   fi
 }
 

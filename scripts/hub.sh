@@ -6,11 +6,16 @@
 # `postgres` user the package creates. It listens on 127.0.0.1 on a free
 # port and on a socket in its own temporary folder, never the system's.
 
+# The system packages the hub's stage needs: Debian's PostgreSQL, unless a
+# server is installed already.
+hub_system_packages() {
+  ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1 || echo postgresql
+}
+
 # Starts the cluster; sets HUB_PG_DIR and exports UNDERSTUDY_HUB_TEST_DATABASE.
 hub_pg_start() {
-  if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
-    apt_install postgresql
-  fi
+  # shellcheck disable=SC2046 # empty or one word
+  apt_install $(hub_system_packages)
   HUB_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
   HUB_PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/understudy-pg.XXXXXX")
   HUB_PG_AS=()

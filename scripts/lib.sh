@@ -12,6 +12,8 @@ as_root() {
 
 APT_UPDATED=0
 apt_install() {
+  # apt holds one lock: a foreground install waits for the background one.
+  apt_wait || return 1
   local missing=()
   for pkg in "$@"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -23,6 +25,49 @@ apt_install() {
     APT_UPDATED=1
   fi
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# System packages that later stages need (GUI libraries, PostgreSQL, Xvfb)
+# install in the background while the Rust build keeps the CPU busy: apt
+# waits on the network and the disk. The job writes its exit status to
+# APT_BG_DONE, so apt_wait works from any subshell (a stage's `( … )`
+# cannot `wait` for a process its parent started). Extra commands to run
+# after apt (such as npm ci, which needs node from apt) go after `--`.
+APT_BG_LOG=target/apt-install.log
+APT_BG_DONE=target/apt-install.status
+apt_install_in_background() {
+  local pkgs=() after=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do pkgs+=("$1"); shift; done
+  [ "${1:-}" = -- ] && shift
+  after=("$@")
+  mkdir -p target
+  rm -f "$APT_BG_DONE"
+  (
+    rc=0
+    apt_install "${pkgs[@]}" || rc=$?
+    if [ "$rc" = 0 ] && [ ${#after[@]} -gt 0 ]; then "${after[@]}" || rc=$?; fi
+    echo "$rc" >"$APT_BG_DONE"
+  ) >"$APT_BG_LOG" 2>&1 &
+  # Set after the fork, so the job's own apt_install does not wait for itself.
+  export APT_BG_STARTED=1
+}
+
+# Waits for apt_install_in_background's job, if one was started, and fails
+# with its log if it failed.
+apt_wait() {
+  [ "${APT_BG_STARTED:-0}" = 1 ] || return 0
+  if [ ! -f "$APT_BG_DONE" ]; then
+    step "waiting for the system packages being installed in the background"
+    while [ ! -f "$APT_BG_DONE" ]; do sleep 1; done
+  fi
+  APT_BG_STARTED=0
+  local rc
+  rc=$(cat "$APT_BG_DONE")
+  if [ "$rc" != 0 ]; then
+    cat "$APT_BG_LOG" >&2
+    echo "installing the system packages failed (exit status $rc); the log is above" >&2
+    return 1
+  fi
 }
 
 ensure_build_tools() {
