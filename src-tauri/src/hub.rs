@@ -8,13 +8,14 @@
 //! finished work leaves the machine without the expert thinking of it;
 //! "Send now" syncs at once.
 
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
 use tauri::{Manager, State};
 use ts_rs::TS;
-use understudy_hub::outbox::{plain_words, Outbox, Status};
+use understudy_hub::outbox::{plain_words, Outbox, SignedIn, Status, WorkState};
+use understudy_hub::work::Work;
 
 use crate::error::{AppError, AppResult};
 use crate::ipc::command;
@@ -37,6 +38,9 @@ fn sync_every() -> Duration {
 /// The hub side of the app's state.
 pub struct HubState {
     outbox: Result<Arc<Outbox>, AppError>,
+    /// Set by [`HubState::wake`]: the background sync runs now rather
+    /// than at its next tick.
+    wake: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl HubState {
@@ -55,11 +59,45 @@ impl HubState {
                 "The team hub is not available because the app has no data folder.",
             )),
         };
-        HubState { outbox }
+        HubState {
+            outbox,
+            wake: Arc::default(),
+        }
     }
 
     fn outbox(&self) -> AppResult<&Arc<Outbox>> {
         self.outbox.as_ref().map_err(Clone::clone)
+    }
+
+    /// Who is signed in (none without a hub, or with unreadable settings).
+    pub fn signed_in_as(&self) -> Option<SignedIn> {
+        self.outbox.as_ref().ok()?.account()
+    }
+
+    /// Queues work done in a screen for the next sync; `false`: not
+    /// signed in, so it stays local.
+    pub fn queue(&self, work: Work) -> Result<bool, understudy_hub::HubError> {
+        match &self.outbox {
+            Ok(outbox) => outbox.queue(work),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Has the background sync send what was just queued.
+    pub fn wake(&self) {
+        let (flag, cv) = &*self.wake;
+        *flag.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+    }
+
+    /// Waits until woken or `every` passed.
+    fn wait(&self, every: Duration) {
+        let (flag, cv) = &*self.wake;
+        let guard = flag.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut woken, _) = cv
+            .wait_timeout_while(guard, every, |woken| !*woken)
+            .unwrap_or_else(|e| e.into_inner());
+        *woken = false;
     }
 }
 
@@ -90,6 +128,17 @@ pub struct AssignmentView {
     pub here: String,
 }
 
+/// Where a piece of work done in a screen is, for its note.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct HubWorkView {
+    /// `review:<episode id>`, `grades:<episode id>` or `rubric:<hash>`.
+    pub key: String,
+    /// `waiting` (saved here, will be sent), `sent`, or `refused`.
+    pub state: String,
+    /// Why the hub refused it, in plain words.
+    pub message: Option<String>,
+}
+
 /// Everything the app shows about the hub.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct HubView {
@@ -103,6 +152,9 @@ pub struct HubView {
     pub last_error: Option<String>,
     pub syncing: bool,
     pub assignments: Vec<AssignmentView>,
+    /// Decisions, grades and rubric versions made in the screens: waiting
+    /// first, then what became of those sent.
+    pub work: Vec<HubWorkView>,
 }
 
 fn view(service: &Service, s: Status) -> HubView {
@@ -117,6 +169,20 @@ fn view(service: &Service, s: Status) -> HubView {
         last_synced_at: s.last_synced_at,
         last_error: s.last_error,
         syncing: s.syncing,
+        work: s
+            .work
+            .into_iter()
+            .map(|w| HubWorkView {
+                key: w.key,
+                state: match w.state {
+                    WorkState::Waiting => "waiting",
+                    WorkState::Sent => "sent",
+                    WorkState::Refused => "refused",
+                }
+                .to_string(),
+                message: w.message,
+            })
+            .collect(),
         assignments: s
             .assignments
             .into_iter()
@@ -222,11 +288,12 @@ command! {
     }
 }
 
-/// Syncs every [`SYNC_EVERY`] while signed in, on a thread of its own.
+/// Syncs every [`SYNC_EVERY`] while signed in, and at once when a screen
+/// queued work ([`HubState::wake`]), on a thread of its own.
 pub fn start_background_sync(app: tauri::AppHandle) {
     let every = sync_every();
     std::thread::spawn(move || loop {
-        std::thread::sleep(every);
+        app.state::<AppState>().hub().wait(every);
         let state = app.state::<AppState>();
         let (Ok(service), Ok(outbox)) = (state.service(), state.hub().outbox()) else {
             return;

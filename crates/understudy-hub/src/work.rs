@@ -38,6 +38,18 @@ pub enum Work {
     },
 }
 
+impl Work {
+    /// A decision made now, with a fresh request id (128 random bits).
+    pub fn review(episode_id: &str, decision: Decision, comment: &str) -> Work {
+        Work::Review {
+            request_id: format!("rq_{}", hex::encode(rand::random::<[u8; 16]>())),
+            episode_id: episode_id.to_string(),
+            decision,
+            comment: comment.to_string(),
+        }
+    }
+}
+
 /// The key a screen asks about a decision by.
 pub fn review_key(episode_id: &str) -> String {
     format!("review:{episode_id}")
