@@ -26,6 +26,11 @@ use crate::AppState;
 /// (`UNDERSTUDY_HUB_SYNC_SECS` overrides it, e.g. for the window tests).
 pub const SYNC_EVERY: Duration = Duration::from_secs(30);
 
+/// How soon the background sync tries again while work done in the
+/// screens waits (the hub was down): a decision is sent soon after the hub
+/// is back, without anyone pressing "Send now".
+pub const RETRY_WAITING_WORK: Duration = Duration::from_secs(5);
+
 fn sync_every() -> Duration {
     std::env::var("UNDERSTUDY_HUB_SYNC_SECS")
         .ok()
@@ -293,8 +298,16 @@ command! {
 pub fn start_background_sync(app: tauri::AppHandle) {
     let every = sync_every();
     std::thread::spawn(move || loop {
-        app.state::<AppState>().hub().wait(every);
         let state = app.state::<AppState>();
+        let waiting = state
+            .hub()
+            .outbox()
+            .is_ok_and(|o| o.signed_in() && o.work_waiting() > 0);
+        state.hub().wait(if waiting {
+            every.min(RETRY_WAITING_WORK)
+        } else {
+            every
+        });
         let (Ok(service), Ok(outbox)) = (state.service(), state.hub().outbox()) else {
             return;
         };

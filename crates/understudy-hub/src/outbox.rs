@@ -373,6 +373,11 @@ impl Outbox {
         })
     }
 
+    /// How many pieces of work done in the screens wait to be sent.
+    pub fn work_waiting(&self) -> usize {
+        lock(&self.saved).pending.len()
+    }
+
     /// Queues work done in the screens (already saved in the local store)
     /// for the next sync. Without an account it does nothing and answers
     /// `false`: the work stays local, as without a hub. The same grades
