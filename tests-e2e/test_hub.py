@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "duplicate-charge"
@@ -285,7 +286,9 @@ def test_a_reviewer_approves_through_the_window_while_the_hub_is_down_and_grades
     app.clickable(f"{row} [data-testid=approve]").click()
     app.css("[data-testid=decision]")
     app.keys(Keys.CONTROL, Keys.ENTER)
-    app.wait_text(f"{row} [data-testid=hub-work]", "Saved here, will be sent to the hub", timeout=30)
+    app.wait_text("[data-testid=hub-screen-work]", "1 saved here, will be sent to the hub", timeout=30)
+    Select(app.clickable("[data-testid=filter-status]")).select_by_visible_text("All")
+    app.wait_text(f"{row} [data-testid=hub-work]", "Saved here, will be sent to the hub")
     assert app.css(row).get_attribute("data-status") == "approved"
     time.sleep(6)  # a retry while the hub is still down changes nothing
     assert app.css(f"{row} [data-testid=hub-work]").get_attribute("data-state") == "waiting"
@@ -294,6 +297,7 @@ def test_a_reviewer_approves_through_the_window_while_the_hub_is_down_and_grades
     # Back: the app sends it by itself, once, attributed to Rita.
     hub_server.start()
     app.wait_text(f"{row} [data-testid=hub-work]", "Sent to the hub", timeout=60)
+    app.wait_text("[data-testid=hub-screen-work]", "Everything is sent to the hub")
     app.shot("hub-12-approval-sent")
     reviews = [r for r in admin.call("GET", "/v1/reviews?after=0") if r["episode_id"] == ep]
     assert [(r["decision"], r["reviewer"]) for r in reviews] == [("approve", "Rita Reviewer")], reviews

@@ -362,7 +362,7 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
               <p className="small muted">
                 Move with ↑ ↓, grade with Y (met) or N (not met), save with Ctrl Enter.
               </p>
-              <HubScreenNote view={hub.view} what="Your grades" />
+              <HubScreenNote view={hub.view} what="Your grades" prefix={`grades:${episodeId}`} />
             </div>
             <div className="gr-scores">
               <div>

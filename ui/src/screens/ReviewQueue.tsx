@@ -177,7 +177,7 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
               <p className="muted small">
                 {view ? `${plural(waiting, "recording")} waiting for review` : "Loading…"}
               </p>
-              <HubScreenNote view={hub.view} what="Your decisions" />
+              <HubScreenNote view={hub.view} what="Your decisions" prefix="review:" />
             </div>
             <div className="row gap-sm wrap queue-filters">
               <Filter

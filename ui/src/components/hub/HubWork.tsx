@@ -78,13 +78,34 @@ export function HubWorkNote({ view, workKey }: { view: HubView | null; workKey: 
   );
 }
 
-/** A screen's line saying that its work goes to the team hub, and as whom; nothing without a hub. */
-export function HubScreenNote({ view, what }: { view: HubView | null; what: string }) {
+/** How much of a screen's work (keys starting with `prefix`) waits, in words; null when none was done. */
+export function screenWorkText(view: HubView | null, prefix: string): string | null {
+  const mine = (view?.work ?? []).filter((w) => w.key.startsWith(prefix));
+  const waiting = mine.filter((w) => w.state === "waiting").length;
+  if (waiting > 0) return `${waiting} saved here, will be sent to the hub.`;
+  return mine.some((w) => w.state === "sent") ? "Everything is sent to the hub." : null;
+}
+
+/**
+ * A screen's line saying that its work goes to the team hub, as whom, and
+ * how much of it (keys starting with `prefix`) still waits; nothing without
+ * a hub.
+ */
+export function HubScreenNote({ view, what, prefix }: { view: HubView | null; what: string; prefix: string }) {
   const account = view?.account;
   if (!account) return null;
+  const work = screenWorkText(view, prefix);
   return (
     <p className="small hub-work-screen" data-testid="hub-screen-note">
       {what} go to the team hub as <strong>{account.name}</strong>, and are saved on this computer first.
+      {work && (
+        <>
+          {" "}
+          <span className="hub-work-count" data-testid="hub-screen-work">
+            {work}
+          </span>
+        </>
+      )}
     </p>
   );
 }

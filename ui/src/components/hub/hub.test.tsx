@@ -4,7 +4,7 @@ import type { HubView } from "../../bindings/HubView";
 import { assignmentNote, waitingText } from "../../lib/hub";
 import { Assignments } from "./Assignments";
 import { HubCard } from "./HubCard";
-import { HubScreenNote, HubWorkNote, workText } from "./HubWork";
+import { HubScreenNote, HubWorkNote, screenWorkText, workText } from "./HubWork";
 
 const signedIn: HubView = {
   account: { url: "http://hub.example:8600", login: "ada", name: "Ada Lovelace", role: "expert" },
@@ -84,10 +84,15 @@ describe("work done in the screens", () => {
     expect(container.textContent).toBe("");
     rerender(<HubWorkNote view={reviewer} workKey="review:other" />);
     expect(container.textContent).toBe("");
-    rerender(<HubScreenNote view={null} what="Your decisions" />);
+    rerender(<HubScreenNote view={null} what="Your decisions" prefix="review:" />);
     expect(container.textContent).toBe("");
-    rerender(<HubScreenNote view={reviewer} what="Your decisions" />);
-    expect(container.textContent).toBe("Your decisions go to the team hub as Rita Reviewer, and are saved on this computer first.");
+    rerender(<HubScreenNote view={reviewer} what="Your grades" prefix="grades:" />);
+    expect(container.textContent).toBe("Your grades go to the team hub as Rita Reviewer, and are saved on this computer first.");
+    rerender(<HubScreenNote view={reviewer} what="Your decisions" prefix="review:" />);
+    expect(screen.getByTestId("hub-screen-work").textContent).toBe("1 saved here, will be sent to the hub.");
+    expect(screenWorkText({ ...reviewer, work: [{ key: "review:e2", state: "sent", message: null }] }, "review:")).toBe(
+      "Everything is sent to the hub.",
+    );
   });
 });
 
