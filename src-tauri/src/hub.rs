@@ -88,6 +88,11 @@ impl HubState {
         }
     }
 
+    /// The hub's state for `store` (tests and callers without a window).
+    pub fn status_of(&self, store: &understudy::store::Store) -> AppResult<Status> {
+        self.outbox()?.status(store).map_err(hub_error)
+    }
+
     /// Has the background sync send what was just queued.
     pub fn wake(&self) {
         let (flag, cv) = &*self.wake;
@@ -230,11 +235,7 @@ fn hub_error(e: understudy_hub::HubError) -> AppError {
 
 fn status(state: &AppState) -> AppResult<HubView> {
     let service = state.service()?;
-    let s = state
-        .hub()
-        .outbox()?
-        .status(service.store())
-        .map_err(hub_error)?;
+    let s = state.hub().status_of(service.store())?;
     Ok(view(service, s))
 }
 

@@ -103,3 +103,98 @@ pub fn rubric_saved(state: &AppState, world_id: &str, task_id: &str, hash: &str)
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+    use std::time::Instant;
+    use understudy::store::EpisodeStatus;
+    use understudy::Action;
+
+    use crate::hub::HubState;
+    use crate::testing::{profile, service};
+
+    fn state(dir: &Path) -> AppState {
+        AppState {
+            service: Ok(service(dir)),
+            hub: HubState::open(Some(dir)),
+            started: Instant::now(),
+        }
+    }
+
+    fn submitted(state: &AppState) -> String {
+        let s = state.service().unwrap();
+        profile(s, "Renee Okafor");
+        let ep = s.start("support-desk", "duplicate-charge").unwrap();
+        s.step(&ep.id, Action::message("Looking into it."), None)
+            .unwrap();
+        s.submit(&ep.id, None).unwrap();
+        ep.id
+    }
+
+    fn waiting(state: &AppState) -> Vec<String> {
+        let store = state.service().unwrap().store();
+        state
+            .hub()
+            .status_of(store)
+            .unwrap()
+            .work
+            .into_iter()
+            .filter(|w| w.state == understudy_hub::outbox::WorkState::Waiting)
+            .map(|w| w.key)
+            .collect()
+    }
+
+    #[test]
+    fn without_a_hub_the_screens_work_locally_and_nothing_is_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = state(dir.path());
+        let ep = submitted(&state);
+        assert!(reviewer(&state).is_none());
+        assert_eq!(decide(&state, &ep, Decision::Approve, "").unwrap(), None);
+        graded(&state, &ep).unwrap();
+        rubric_saved(&state, "support-desk", "duplicate-charge", "h").unwrap();
+        assert!(waiting(&state).is_empty());
+        assert!(!dir.path().join(understudy_hub::outbox::FILE).exists());
+    }
+
+    #[test]
+    fn signed_in_as_a_reviewer_a_decision_is_theirs_saved_here_and_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        // Signed in earlier, to a hub that is not running now.
+        std::fs::write(
+            dir.path().join(understudy_hub::outbox::FILE),
+            r#"{"account": {"url": "http://127.0.0.1:9", "token": "ush_x", "person": {"id": 2, "login": "rita", "name": "Rita Reviewer", "role": "reviewer"}}}"#,
+        )
+        .unwrap();
+        let state = state(dir.path());
+        let ep = submitted(&state);
+        let who = reviewer(&state).expect("the hub's reviewer");
+        assert_eq!(
+            (who.id.as_str(), who.name.as_str()),
+            ("hub:rita", "Rita Reviewer")
+        );
+        let review = decide(&state, &ep, Decision::Approve, "")
+            .unwrap()
+            .expect("decided for the hub");
+        assert_eq!(review.reviewer, "Rita Reviewer");
+        let store = state.service().unwrap().store();
+        assert_eq!(store.episode(&ep).unwrap().status, EpisodeStatus::Approved);
+        graded(&state, &ep).unwrap();
+        // A reviewer does not save rubric versions on the hub: not queued.
+        rubric_saved(&state, "support-desk", "duplicate-charge", "h").unwrap();
+        assert_eq!(
+            waiting(&state),
+            [format!("review:{ep}"), format!("grades:{ep}")]
+        );
+        // Final here as without a hub: a second decision is refused, not queued.
+        let again = decide(&state, &ep, Decision::Reject, "no").unwrap_err();
+        assert!(
+            again.message.contains("decision is final"),
+            "{}",
+            again.message
+        );
+        assert_eq!(waiting(&state).len(), 2);
+    }
+}
