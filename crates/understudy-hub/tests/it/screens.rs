@@ -7,21 +7,24 @@
 
 use understudy::store::{Decision, EpisodeStatus, JudgmentRecord, NewRubricVersion};
 use understudy_hub::client::PushOptions;
-use understudy_hub::outbox::{Outbox, WorkState};
+use understudy_hub::outbox::{Outbox, WorkState, WorkStatus};
 use understudy_hub::wire::{ReviewRequest, RubricQuery};
 use understudy_hub::work::{grades_key, review_key, rubric_key, Work};
 use understudy_hub::Role;
 
 use crate::support::*;
 
-fn state_of(outbox: &Outbox, store: &understudy::store::Store, key: &str) -> Option<WorkState> {
+fn work_of(outbox: &Outbox, store: &understudy::store::Store, key: &str) -> Option<WorkStatus> {
     outbox
         .status(store)
         .expect("status")
         .work
         .into_iter()
         .find(|w| w.key == key)
-        .map(|w| w.state)
+}
+
+fn state_of(outbox: &Outbox, store: &understudy::store::Store, key: &str) -> Option<WorkState> {
+    work_of(outbox, store, key).map(|w| w.state)
 }
 
 fn approve(id: &str, request: &str) -> Work {
@@ -37,9 +40,7 @@ fn approve(id: &str, request: &str) -> Work {
 fn a_reviewers_approval_made_while_the_hub_is_down_reaches_it_once_with_grades_and_rubrics() {
     let Some(server) = server_url() else { return };
     let db = fresh_database(&server);
-    let addr = free_port();
-    let mut process = HubProcess::start(&db, addr);
-    let url = format!("http://{addr}");
+    let (mut process, addr, url) = hub_on_a_port(&db);
     let admin = client(&url, &person(&db, "admin", Role::Admin));
     let ada_token = person(&db, "ada", Role::Expert);
     let rita_token = person(&db, "rita", Role::Reviewer);
@@ -197,13 +198,7 @@ fn a_reviewers_approval_made_while_the_hub_is_down_reaches_it_once_with_grades_a
         .expect("approved here");
     rita.queue(approve(&ids[2], "r-2")).expect("queued");
     rita.sync(&rita_store).expect("a sync");
-    let refused = rita
-        .status(&rita_store)
-        .expect("status")
-        .work
-        .into_iter()
-        .find(|w| w.key == review_key(&ids[2]))
-        .expect("its state");
+    let refused = work_of(&rita, &rita_store, &review_key(&ids[2])).expect("its state");
     assert_eq!(refused.state, WorkState::Refused);
     assert!(
         refused
@@ -347,13 +342,7 @@ fn a_reviewers_approval_made_while_the_hub_is_down_reaches_it_once_with_grades_a
     })
     .expect("queued");
     rita.sync(&rita_store).expect("a sync");
-    let w = rita
-        .status(&rita_store)
-        .expect("status")
-        .work
-        .into_iter()
-        .find(|w| w.key == rubric_key(&hash))
-        .expect("its state");
+    let w = work_of(&rita, &rita_store, &rubric_key(&hash)).expect("its state");
     assert!(
         w.message
             .as_deref()
