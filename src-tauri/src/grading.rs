@@ -390,9 +390,11 @@ command! {
     #[tauri::command(async)]
     pub fn grade_criterion(state: State<'_, AppState>, episode_id: String, grade: GradeInput) -> AppResult<SheetView> {
         let service = state.service()?;
-        sheet_view(service, &episode_id, |world, rubric, who| {
+        let view = sheet_view(service, &episode_id, |world, rubric, who| {
             grading::grade(service.store(), world, rubric, &episode_id, who, &grade)
-        })
+        })?;
+        crate::hub_work::graded(&state, &episode_id)?;
+        Ok(view)
     }
 }
 
@@ -401,9 +403,11 @@ command! {
     #[tauri::command(async)]
     pub fn finish_grading(state: State<'_, AppState>, episode_id: String) -> AppResult<SheetView> {
         let service = state.service()?;
-        sheet_view(service, &episode_id, |world, rubric, who| {
+        let view = sheet_view(service, &episode_id, |world, rubric, who| {
             grading::finish(service.store(), world, rubric, &episode_id, who)
-        })
+        })?;
+        crate::hub_work::graded(&state, &episode_id)?;
+        Ok(view)
     }
 }
 

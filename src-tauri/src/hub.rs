@@ -8,13 +8,14 @@
 //! finished work leaves the machine without the expert thinking of it;
 //! "Send now" syncs at once.
 
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
 use tauri::{Manager, State};
 use ts_rs::TS;
-use understudy_hub::outbox::{plain_words, Outbox, Status};
+use understudy_hub::outbox::{plain_words, Outbox, SignedIn, Status, WorkState};
+use understudy_hub::work::Work;
 
 use crate::error::{AppError, AppResult};
 use crate::ipc::command;
@@ -24,6 +25,11 @@ use crate::AppState;
 /// How often the app syncs in the background while signed in
 /// (`UNDERSTUDY_HUB_SYNC_SECS` overrides it, e.g. for the window tests).
 pub const SYNC_EVERY: Duration = Duration::from_secs(30);
+
+/// How soon the background sync tries again while work done in the
+/// screens waits (the hub was down): a decision is sent soon after the hub
+/// is back, without anyone pressing "Send now".
+pub const RETRY_WAITING_WORK: Duration = Duration::from_secs(5);
 
 fn sync_every() -> Duration {
     std::env::var("UNDERSTUDY_HUB_SYNC_SECS")
@@ -37,6 +43,9 @@ fn sync_every() -> Duration {
 /// The hub side of the app's state.
 pub struct HubState {
     outbox: Result<Arc<Outbox>, AppError>,
+    /// Set by [`HubState::wake`]: the background sync runs now rather
+    /// than at its next tick.
+    wake: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl HubState {
@@ -55,11 +64,50 @@ impl HubState {
                 "The team hub is not available because the app has no data folder.",
             )),
         };
-        HubState { outbox }
+        HubState {
+            outbox,
+            wake: Arc::default(),
+        }
     }
 
     fn outbox(&self) -> AppResult<&Arc<Outbox>> {
         self.outbox.as_ref().map_err(Clone::clone)
+    }
+
+    /// Who is signed in (none without a hub, or with unreadable settings).
+    pub fn signed_in_as(&self) -> Option<SignedIn> {
+        self.outbox.as_ref().ok()?.account()
+    }
+
+    /// Queues work done in a screen for the next sync; `false`: not
+    /// signed in, so it stays local.
+    pub fn queue(&self, work: Work) -> Result<bool, understudy_hub::HubError> {
+        match &self.outbox {
+            Ok(outbox) => outbox.queue(work),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// The hub's state for `store` (tests and callers without a window).
+    pub fn status_of(&self, store: &understudy::store::Store) -> AppResult<Status> {
+        self.outbox()?.status(store).map_err(hub_error)
+    }
+
+    /// Has the background sync send what was just queued.
+    pub fn wake(&self) {
+        let (flag, cv) = &*self.wake;
+        *flag.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+    }
+
+    /// Waits until woken or `every` passed.
+    fn wait(&self, every: Duration) {
+        let (flag, cv) = &*self.wake;
+        let guard = flag.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut woken, _) = cv
+            .wait_timeout_while(guard, every, |woken| !*woken)
+            .unwrap_or_else(|e| e.into_inner());
+        *woken = false;
     }
 }
 
@@ -90,6 +138,17 @@ pub struct AssignmentView {
     pub here: String,
 }
 
+/// Where a piece of work done in a screen is, for its note.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct HubWorkView {
+    /// `review:<episode id>`, `grades:<episode id>` or `rubric:<hash>`.
+    pub key: String,
+    /// `waiting` (saved here, will be sent), `sent`, or `refused`.
+    pub state: String,
+    /// Why the hub refused it, in plain words.
+    pub message: Option<String>,
+}
+
 /// Everything the app shows about the hub.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct HubView {
@@ -103,6 +162,9 @@ pub struct HubView {
     pub last_error: Option<String>,
     pub syncing: bool,
     pub assignments: Vec<AssignmentView>,
+    /// Decisions, grades and rubric versions made in the screens: waiting
+    /// first, then what became of those sent.
+    pub work: Vec<HubWorkView>,
 }
 
 fn view(service: &Service, s: Status) -> HubView {
@@ -117,6 +179,20 @@ fn view(service: &Service, s: Status) -> HubView {
         last_synced_at: s.last_synced_at,
         last_error: s.last_error,
         syncing: s.syncing,
+        work: s
+            .work
+            .into_iter()
+            .map(|w| HubWorkView {
+                key: w.key,
+                state: match w.state {
+                    WorkState::Waiting => "waiting",
+                    WorkState::Sent => "sent",
+                    WorkState::Refused => "refused",
+                }
+                .to_string(),
+                message: w.message,
+            })
+            .collect(),
         assignments: s
             .assignments
             .into_iter()
@@ -159,11 +235,7 @@ fn hub_error(e: understudy_hub::HubError) -> AppError {
 
 fn status(state: &AppState) -> AppResult<HubView> {
     let service = state.service()?;
-    let s = state
-        .hub()
-        .outbox()?
-        .status(service.store())
-        .map_err(hub_error)?;
+    let s = state.hub().status_of(service.store())?;
     Ok(view(service, s))
 }
 
@@ -222,12 +294,21 @@ command! {
     }
 }
 
-/// Syncs every [`SYNC_EVERY`] while signed in, on a thread of its own.
+/// Syncs every [`SYNC_EVERY`] while signed in, and at once when a screen
+/// queued work ([`HubState::wake`]), on a thread of its own.
 pub fn start_background_sync(app: tauri::AppHandle) {
     let every = sync_every();
     std::thread::spawn(move || loop {
-        std::thread::sleep(every);
         let state = app.state::<AppState>();
+        let waiting = state
+            .hub()
+            .outbox()
+            .is_ok_and(|o| o.signed_in() && o.work_waiting() > 0);
+        state.hub().wait(if waiting {
+            every.min(RETRY_WAITING_WORK)
+        } else {
+            every
+        });
         let (Ok(service), Ok(outbox)) = (state.service(), state.hub().outbox()) else {
             return;
         };

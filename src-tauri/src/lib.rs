@@ -15,6 +15,8 @@
 //! - [`review`]: the readable state diff shown before submitting;
 //! - [`hub`]: the team hub: sign-in, the assignment queue, offline-first
 //!   sync (the logic is `understudy_hub::outbox`);
+//! - [`hub_work`]: the review queue's decisions, the grading sheet's
+//!   grades and the rubric workspace's versions, queued for the hub;
 //! - [`queue`]: the review queue, and a reviewer's approve or reject;
 //! - [`replay_view`]: a finished episode step by step, for reviewers;
 //! - [`consensus`]: where experts' runs of one task diverge, for reviewers;
@@ -40,6 +42,7 @@ pub mod experts;
 pub mod grading;
 pub mod home;
 pub mod hub;
+pub mod hub_work;
 pub mod ipc;
 pub mod paths;
 pub mod queue;

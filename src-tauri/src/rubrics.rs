@@ -551,6 +551,7 @@ command! {
             content: &checked.toml,
             saved_by: expert.as_deref(),
         })?;
+        crate::hub_work::rubric_saved(&state, &world.meta.id, &doc.task, &saved.hash)?;
         Ok(SavedView {
             lint_command: format!(
                 "understudy rubric lint --world {} --rubrics {} --task {}",

@@ -391,13 +391,20 @@ impl Hub {
         decision: Decision,
         comment: &str,
     ) -> Result<Review, HubError> {
-        self.post(
-            &format!("/v1/episodes/{episode}/reviews"),
+        self.review_request(
+            episode,
             &ReviewRequest {
                 decision,
                 comment: comment.to_string(),
+                request_id: None,
             },
         )
+    }
+
+    /// [`Hub::review`] with the sender's request id: safe to send again
+    /// after a lost answer (the hub answers the stored review).
+    pub fn review_request(&self, episode: &str, req: &ReviewRequest) -> Result<Review, HubError> {
+        self.post(&format!("/v1/episodes/{}/reviews", percent(episode)), req)
     }
 
     /// Whole episodes for export, read from the hub's native lines into the

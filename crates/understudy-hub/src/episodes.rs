@@ -304,6 +304,11 @@ pub(crate) async fn add_review(
         .await?
         .ok_or_else(|| ApiError::not_found(format!("the hub has no episode {episode_id}")))?
         .get(0);
+    // After the episode's row lock, so a retry racing its first send
+    // finds the stored review.
+    if let Some(stored) = replayed(&tx, caller, episode_id, req).await? {
+        return Ok(stored);
+    }
     match status.as_str() {
         "submitted" => {}
         "approved" | "rejected" => {
@@ -329,8 +334,8 @@ pub(crate) async fn add_review(
     let at = understudy::store::now();
     let id: i64 = tx
         .query_one(
-            "INSERT INTO reviews (episode_id, reviewer, decision, comment, at, changed_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-            &[&episode_id, &caller.name, &req.decision.as_str(), &req.comment, &at, &caller.id],
+            "INSERT INTO reviews (episode_id, reviewer, decision, comment, at, changed_by, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+            &[&episode_id, &caller.name, &req.decision.as_str(), &req.comment, &at, &caller.id, &req.request_id],
         )
         .await?
         .get(0);
@@ -352,4 +357,41 @@ pub(crate) async fn add_review(
         comment: req.comment.clone(),
         at,
     })
+}
+
+/// The review a request id already stored: a resent decision (its first
+/// answer was lost) answers that review instead of a second one. The id
+/// reused for another episode, decision or person is refused.
+async fn replayed(
+    tx: &tokio_postgres::Transaction<'_>,
+    caller: &Person,
+    episode_id: &str,
+    req: &ReviewRequest,
+) -> Result<Option<Review>, ApiError> {
+    let Some(request_id) = &req.request_id else {
+        return Ok(None);
+    };
+    if request_id.trim().is_empty() || request_id.len() > 200 {
+        return Err(ApiError::bad_request(
+            "request_id: expected a non-empty id of at most 200 characters, or none",
+        ));
+    }
+    let Some(row) = tx
+        .query_opt(
+            "SELECT *, changed_by AS by_id FROM reviews WHERE request_id = $1",
+            &[request_id],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let stored = review(&row);
+    let by: Option<i64> = row.get("by_id");
+    if stored.episode_id != episode_id || stored.decision != req.decision || by != Some(caller.id) {
+        return Err(ApiError::conflict(format!(
+            "request_id {request_id} already named another decision (on episode {}); send a new id for a new decision",
+            stored.episode_id
+        )));
+    }
+    Ok(Some(stored))
 }

@@ -1,5 +1,13 @@
 //! Errors: [`ApiError`] is what the HTTP API answers (`{code, message}` with
 //! a status), [`HubError`] what the library's calls return.
+//!
+//! `understudy-serve` has an `ApiError` of the same shape (status, code,
+//! message) on purpose not shared: the two servers' wire forms differ (the
+//! hub answers a flat `{code, message}`, serve nests `{"error": {code,
+//! message, status}}` and sends it over stdio too), their code tables do
+//! not overlap, and the hub's converts database failures. What they would
+//! share is a struct and a constructor; a crate for that would tie two
+//! servers that otherwise know nothing of each other.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -23,9 +23,11 @@ mod grades;
 mod http;
 pub mod outbox;
 pub mod people;
+mod pull;
 mod push;
 pub mod roles;
 pub mod wire;
+pub mod work;
 mod worlds;
 
 pub use error::{codes, ApiError, HubError};

@@ -8,6 +8,12 @@
 //! the idempotent [`Hub::push`] and pulls the expert's queue. A sync cut off
 //! anywhere is finished by the next one. Without a signed-in account every
 //! call is a no-op and the app works as it does alone.
+//!
+//! Reviewers, graders and annotators work from the same screens: a sync
+//! pulls the hub's finished episodes, decisions and rubric versions into
+//! the local store ([`crate::pull`]), and the work they do there is
+//! queued ([`Outbox::queue`]) and sent by the next sync ([`crate::work`]),
+//! exactly once, however often the hub is away.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,8 +25,10 @@ use understudy::store::{EpisodeFilter, Store};
 use crate::client::{self, Hub, PushOptions};
 use crate::error::HubError;
 use crate::people::Person;
+use crate::pull;
 use crate::roles::Role;
 use crate::wire::Assignment;
+use crate::work::{self, Delivered, Work};
 
 /// The file in the app's data folder.
 pub const FILE: &str = "hub.json";
@@ -49,6 +57,41 @@ struct Saved {
     /// The queue as last pulled, shown while the hub is unreachable.
     #[serde(default)]
     assignments: Vec<Assignment>,
+    /// Work done in the screens, oldest first, waiting to be sent.
+    #[serde(default)]
+    pending: Vec<Work>,
+    /// What became of work sent, newest last (the last [`DELIVERED_KEPT`]).
+    #[serde(default)]
+    delivered: Vec<Delivered>,
+    /// The highest review row id pulled.
+    #[serde(default)]
+    reviews_after: i64,
+}
+
+/// How many sent pieces of work `hub.json` remembers, for the screens'
+/// "Sent to the hub".
+pub const DELIVERED_KEPT: usize = 500;
+
+/// Where a piece of work done in the screens is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkState {
+    /// Saved on this computer, to be sent at the next sync.
+    Waiting,
+    /// On the hub.
+    Sent,
+    /// The hub refused it; it stays on this computer only.
+    Refused,
+}
+
+/// A piece of work and where it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkStatus {
+    /// [`Work::key`].
+    pub key: String,
+    pub state: WorkState,
+    /// Why it was refused, in plain words.
+    pub message: Option<String>,
 }
 
 /// Who is signed in, without the token.
@@ -75,6 +118,17 @@ pub struct Status {
     pub syncing: bool,
     /// The signed-in person's queue (as last pulled).
     pub assignments: Vec<Assignment>,
+    /// Work done in the screens: waiting first, then what was sent.
+    pub work: Vec<WorkStatus>,
+}
+
+/// What one sync got done before it finished or failed: kept either way.
+#[derive(Default)]
+struct Progress {
+    sent: Option<HashMap<String, String>>,
+    assignments: Option<Vec<Assignment>>,
+    delivered: Vec<(Work, Delivered)>,
+    reviews_after: Option<i64>,
 }
 
 /// The app's hub state, shared by its commands and its background sync.
@@ -282,6 +336,7 @@ impl Outbox {
                 last_error: None,
                 syncing: false,
                 assignments: Vec::new(),
+                work: Vec::new(),
             });
         };
         let waiting = if account.person.role.pushes() {
@@ -304,7 +359,45 @@ impl Outbox {
             last_error: saved.last_error.clone(),
             syncing,
             assignments: saved.assignments.clone(),
+            work: work_status(&saved),
         })
+    }
+
+    /// Who is signed in (none: the app works on its own).
+    pub fn account(&self) -> Option<SignedIn> {
+        lock(&self.saved).account.as_ref().map(|a| SignedIn {
+            url: a.url.clone(),
+            login: a.person.login.clone(),
+            name: a.person.name.clone(),
+            role: a.person.role,
+        })
+    }
+
+    /// How many pieces of work done in the screens wait to be sent.
+    pub fn work_waiting(&self) -> usize {
+        lock(&self.saved).pending.len()
+    }
+
+    /// Queues work done in the screens (already saved in the local store)
+    /// for the next sync. Without an account it does nothing and answers
+    /// `false`: the work stays local, as without a hub. The same grades
+    /// or rubric version already waiting are not queued twice.
+    pub fn queue(&self, work: Work) -> Result<bool, HubError> {
+        let mut saved = lock(&self.saved);
+        if saved.account.is_none() {
+            return Ok(false);
+        }
+        // A rubric version never changes, so one waiting is enough. Grades
+        // are read when sent, and a sync may already have read them: each
+        // grading queues a send (the hub stores each grade once).
+        let already = matches!(work, Work::Rubric { .. }) && saved.pending.contains(&work);
+        if !already {
+            let mut next = saved.clone();
+            next.pending.push(work);
+            self.save(&next)?;
+            *saved = next;
+        }
+        Ok(true)
     }
 
     /// Sends what changed and pulls the queue; a failure is kept (in plain
@@ -316,43 +409,129 @@ impl Outbox {
             let _running = lock(&self.running);
             let account = lock(&self.saved).account.clone();
             if let Some(account) = account {
-                let outcome = Self::sync_once(&account, store);
+                let pending = lock(&self.saved).pending.clone();
+                let after = lock(&self.saved).reviews_after;
+                let mut progress = Progress::default();
+                let outcome = Self::sync_once(&account, store, &pending, after, &mut progress);
                 let mut saved = lock(&self.saved);
                 // Signed out or into another account meanwhile: drop it.
                 if saved.account.as_ref().map(|a| (&a.url, &a.token))
                     == Some((&account.url, &account.token))
                 {
+                    let mut next = saved.clone();
+                    next.apply(progress);
                     match outcome {
-                        Ok((sent, assignments)) => {
-                            saved.sent = sent;
-                            saved.assignments = assignments;
-                            saved.last_synced_at = Some(understudy::store::now());
-                            saved.last_error = None;
+                        Ok(()) => {
+                            next.last_synced_at = Some(understudy::store::now());
+                            next.last_error = None;
                         }
-                        Err(e) => saved.last_error = Some(plain_words(&e)),
+                        Err(e) => next.last_error = Some(plain_words(&e)),
                     }
-                    let copy = saved.clone();
-                    self.save(&copy)?;
+                    self.save(&next)?;
+                    *saved = next;
                 }
             }
         }
         self.status(store)
     }
 
+    /// One sync, in an order that lets each part rely on the ones before:
+    /// the recordings pushed, the episodes to work on pulled, the work
+    /// done here sent (grades name pulled episodes), then the decisions,
+    /// rubric versions and queue pulled. What got done is in `progress`
+    /// even when a later part fails.
     fn sync_once(
         account: &Account,
         store: &Store,
-    ) -> Result<(HashMap<String, String>, Vec<Assignment>), HubError> {
+        pending: &[Work],
+        reviews_after: i64,
+        progress: &mut Progress,
+    ) -> Result<(), HubError> {
         let hub = Hub::new(&account.url, &account.token)?;
-        let mut sent = HashMap::new();
-        if account.person.role.pushes() {
+        let role = account.person.role;
+        if role.pushes() {
             // Digests first: an episode changed during the push is counted
             // as waiting and sent by the next sync.
-            sent = Self::digests(store)?;
+            let sent = Self::digests(store)?;
             hub.push(store, PushOptions::default())?;
+            progress.sent = Some(sent);
         }
-        Ok((sent, hub.assignments()?))
+        if role.pulls_episodes() {
+            pull::episodes(&hub, store)?;
+        }
+        for w in pending {
+            let refused = work::send(&hub, store, w)?;
+            progress.delivered.push((
+                w.clone(),
+                Delivered {
+                    key: w.key(),
+                    at: understudy::store::now(),
+                    refused,
+                },
+            ));
+        }
+        progress.reviews_after = Some(pull::reviews(&hub, store, reviews_after)?);
+        pull::rubrics(&hub, store)?;
+        progress.assignments = Some(hub.assignments()?);
+        Ok(())
     }
+}
+
+impl Saved {
+    /// Keeps what a sync got done: the digests sent, the queue, the work
+    /// delivered (taken off the waiting list; work queued meanwhile
+    /// stays), the reviews pulled.
+    fn apply(&mut self, progress: Progress) {
+        if let Some(sent) = progress.sent {
+            self.sent = sent;
+        }
+        if let Some(assignments) = progress.assignments {
+            self.assignments = assignments;
+        }
+        if let Some(after) = progress.reviews_after {
+            self.reviews_after = after;
+        }
+        for (w, d) in progress.delivered {
+            if let Some(i) = self.pending.iter().position(|p| *p == w) {
+                self.pending.remove(i);
+            }
+            self.delivered.retain(|old| old.key != d.key);
+            self.delivered.push(d);
+        }
+        let over = self.delivered.len().saturating_sub(DELIVERED_KEPT);
+        self.delivered.drain(..over);
+    }
+}
+
+/// Waiting work first (oldest first), then what became of work sent
+/// (newest first); one entry per key, the latest.
+fn work_status(saved: &Saved) -> Vec<WorkStatus> {
+    let mut out: Vec<WorkStatus> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for w in &saved.pending {
+        let key = w.key();
+        if seen.insert(key.clone()) {
+            out.push(WorkStatus {
+                key,
+                state: WorkState::Waiting,
+                message: None,
+            });
+        }
+    }
+    for d in saved.delivered.iter().rev() {
+        if seen.insert(d.key.clone()) {
+            out.push(WorkStatus {
+                key: d.key.clone(),
+                state: if d.refused.is_some() {
+                    WorkState::Refused
+                } else {
+                    WorkState::Sent
+                },
+                message: d.refused.clone(),
+            });
+        }
+    }
+    out
 }
 
 fn check_url(url: &str) -> Result<(), HubError> {

@@ -70,6 +70,14 @@ impl Role {
         matches!(self, Role::Annotator | Role::Engineer | Role::Admin)
     }
 
+    /// Works on other people's episodes from the app (reviewing, grading,
+    /// rubrics) without recording: the app pulls the hub's finished
+    /// episodes into its store for its screens. Not admins: an admin's app
+    /// pushes its store, and pulled episodes are others'.
+    pub fn pulls_episodes(self) -> bool {
+        self.reads_all() && !self.pushes()
+    }
+
     /// May upload worlds (what experts record against).
     pub fn uploads_worlds(self) -> bool {
         matches!(self, Role::Engineer | Role::Admin)
@@ -99,6 +107,8 @@ mod tests {
         assert!(!Role::Expert.grades() && Role::Annotator.grades() && Role::Engineer.grades());
         assert!(!Role::Expert.writes_rubrics() && !Role::Reviewer.writes_rubrics());
         assert!(Role::Annotator.writes_rubrics() && Role::Admin.writes_rubrics());
+        assert!(Role::Reviewer.pulls_episodes() && Role::Annotator.pulls_episodes());
+        assert!(!Role::Expert.pulls_episodes() && !Role::Admin.pulls_episodes());
         assert_eq!(names(), "expert, annotator, reviewer, engineer, admin");
     }
 }

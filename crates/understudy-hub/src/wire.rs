@@ -214,6 +214,10 @@ pub struct ReviewRequest {
     pub decision: Decision,
     #[serde(default)]
     pub comment: String,
+    /// The sender's id for this decision: sending it again (its answer
+    /// was lost) answers the stored review, so it is stored once.
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 /// One row of `GET /v1/episodes`.

@@ -5,8 +5,11 @@ import { dateTime, plural } from "./format";
 /** "3 recordings waiting to be sent", or that everything is sent. */
 export function waitingText(view: HubView): string {
   if (view.syncing) return "Sending…";
-  if (view.waiting === 0) return "Everything is sent";
-  return `${plural(view.waiting, "recording")} waiting to be sent`;
+  const work = view.work.filter((w) => w.state === "waiting").length;
+  if (view.waiting === 0 && work === 0) return "Everything is sent";
+  const recordings = view.waiting > 0 ? plural(view.waiting, "recording") : null;
+  const other = work > 0 ? `${work} ${work === 1 ? "decision or grade" : "decisions or grades"}` : null;
+  return `${[recordings, other].filter(Boolean).join(" and ")} waiting to be sent`;
 }
 
 /** "Last sent Mar 4, 14:05", or that nothing was sent yet. */

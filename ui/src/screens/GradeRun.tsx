@@ -5,6 +5,7 @@ import type { SheetCriterion } from "../bindings/SheetCriterion";
 import type { SheetView } from "../bindings/SheetView";
 import type { StepView } from "../bindings/StepView";
 import { ScreenBar } from "../components/ScreenBar";
+import { HubScreenNote, HubWorkNote, useHubWork } from "../components/hub/HubWork";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { argsSummary, cell, dateTime, isMessage } from "../lib/format";
 
@@ -206,6 +207,8 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
   const [saving, setSaving] = useState(false);
   const [focus, setFocus] = useState(0);
   const list = useRef<HTMLOListElement | null>(null);
+  // Signed in to a team hub: grades saved here are also sent to it.
+  const hub = useHubWork();
 
   useEffect(() => {
     api
@@ -226,21 +229,23 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
     try {
       setView(await api.gradeCriterion(episodeId, { criterion_id: editing.id, met: editing.met, reason: editing.reason.trim() }));
       setEditing(null);
+      void hub.refresh();
     } catch (e) {
       setError(e as AppError);
     } finally {
       setSaving(false);
     }
-  }, [editing, episodeId]);
+  }, [editing, episodeId, hub.refresh]);
 
   const finish = useCallback(async () => {
     setError(null);
     try {
       setView(await api.finishGrading(episodeId));
+      void hub.refresh();
     } catch (e) {
       setError(e as AppError);
     }
-  }, [episodeId]);
+  }, [episodeId, hub.refresh]);
 
   const moveTo = useCallback((i: number) => {
     const items = list.current?.querySelectorAll<HTMLElement>("[data-testid=criterion]");
@@ -357,6 +362,7 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
               <p className="small muted">
                 Move with ↑ ↓, grade with Y (met) or N (not met), save with Ctrl Enter.
               </p>
+              <HubScreenNote view={hub.view} what="Your grades" prefix={`grades:${episodeId}`} />
             </div>
             <div className="gr-scores">
               <div>
@@ -377,6 +383,7 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
             {criteria.filter((c) => !c.judged).map(renderCard)}
           </ol>
           <footer className="gr-sheet-foot">
+            <HubWorkNote view={hub.view} workKey={`grades:${episodeId}`} />
             {s.done ? (
               <span className="chip chip-green" data-testid="grading-done">
                 You finished grading this run

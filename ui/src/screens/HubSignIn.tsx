@@ -1,7 +1,36 @@
-import { useState, type FormEvent } from "react";
+import { useState, type FormEvent, type InputHTMLAttributes } from "react";
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
 import { ErrorBanner } from "../components/ErrorBanner";
+
+/** One labelled text field of the form. */
+function Field({
+  label,
+  testId,
+  value,
+  onChange,
+  mono = false,
+  ...input
+}: {
+  label: string;
+  testId: string;
+  value: string;
+  onChange: (value: string) => void;
+  mono?: boolean;
+} & Pick<InputHTMLAttributes<HTMLInputElement>, "type" | "required" | "autoFocus" | "autoComplete" | "placeholder">) {
+  return (
+    <label className="field">
+      <span className="field-label">{label}</span>
+      <input
+        {...input}
+        className={mono ? "input mono" : "input"}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        data-testid={testId}
+      />
+    </label>
+  );
+}
 
 /** Signing in to the team's hub: its address, then a login and password or an access token. */
 export function HubSignIn({ onDone, onCancel }: { onDone: () => void; onCancel: () => void }) {
@@ -42,19 +71,7 @@ export function HubSignIn({ onDone, onCancel }: { onDone: () => void; onCancel: 
           team's hub, and you see the tasks assigned to you.
         </p>
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-        <label className="field">
-          <span className="field-label">Hub address</span>
-          <input
-            className="input"
-            type="url"
-            required
-            autoFocus
-            placeholder="http://hub.example.org:8600"
-            value={url}
-            onChange={(e) => setUrl(e.target.value)}
-            data-testid="hub-url"
-          />
-        </label>
+        <Field label="Hub address" testId="hub-url" value={url} onChange={setUrl} type="url" required autoFocus placeholder="http://hub.example.org:8600" />
         <fieldset className="hub-how">
           <legend className="field-label">Sign in with</legend>
           <label className="row gap-sm">
@@ -74,39 +91,18 @@ export function HubSignIn({ onDone, onCancel }: { onDone: () => void; onCancel: 
         </fieldset>
         {how === "password" ? (
           <>
-            <label className="field">
-              <span className="field-label">Login</span>
-              <input
-                className="input"
-                autoComplete="username"
-                value={login}
-                onChange={(e) => setLogin(e.target.value)}
-                data-testid="hub-login"
-              />
-            </label>
-            <label className="field">
-              <span className="field-label">Password</span>
-              <input
-                className="input"
-                type="password"
-                autoComplete="current-password"
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-                data-testid="hub-password"
-              />
-            </label>
+            <Field label="Login" testId="hub-login" value={login} onChange={setLogin} autoComplete="username" />
+            <Field
+              label="Password"
+              testId="hub-password"
+              value={password}
+              onChange={setPassword}
+              type="password"
+              autoComplete="current-password"
+            />
           </>
         ) : (
-          <label className="field">
-            <span className="field-label">Access token</span>
-            <input
-              className="input mono"
-              placeholder="ush_…"
-              value={token}
-              onChange={(e) => setToken(e.target.value)}
-              data-testid="hub-token"
-            />
-          </label>
+          <Field label="Access token" testId="hub-token" value={token} onChange={setToken} mono placeholder="ush_…" />
         )}
         <div className="row gap-sm hub-sign-in-actions">
           <button type="submit" className="btn btn-primary" disabled={busy} data-testid="hub-sign-in">

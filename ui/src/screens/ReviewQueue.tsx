@@ -10,6 +10,7 @@ import { ConsensusPanel } from "../components/ConsensusPanel";
 import { DecisionDialog } from "../components/DecisionDialog";
 import { ActingAs, ScreenBar } from "../components/ScreenBar";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { HubScreenNote, HubWorkNote, useHubWork } from "../components/hub/HubWork";
 import { dateTime, duration, plural } from "../lib/format";
 
 type StatusFilter = "submitted" | "approved" | "rejected" | "all";
@@ -124,6 +125,8 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
   useEffect(() => {
     void refresh();
   }, [refresh]);
+  // Signed in to a team hub: the queue lists its episodes, decisions go to it.
+  const hub = useHubWork(() => void refresh());
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -174,6 +177,7 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
               <p className="muted small">
                 {view ? `${plural(waiting, "recording")} waiting for review` : "Loading…"}
               </p>
+              <HubScreenNote view={hub.view} what="Your decisions" prefix="review:" />
             </div>
             <div className="row gap-sm wrap queue-filters">
               <Filter
@@ -242,6 +246,7 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
                             {r.last_review.comment && <>: “{r.last_review.comment}”</>}
                           </div>
                         )}
+                        <HubWorkNote view={hub.view} workKey={`review:${r.episode_id}`} />
                       </div>
                       {statusChip(r.status)}
                       <div className="row gap-xs queue-actions">
@@ -273,6 +278,7 @@ export function ReviewQueue({ onHome, onReplay }: { onHome: () => void; onReplay
             await api.decideEpisode(deciding.row.episode_id, deciding.decision, comment);
             setDeciding(null);
             await refresh();
+            await hub.refresh();
           }}
         />
       )}

@@ -10,6 +10,7 @@ import type { RubricWorkspaceView } from "../bindings/RubricWorkspaceView";
 import type { SavedView } from "../bindings/SavedView";
 import type { TryView } from "../bindings/TryView";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { HubWorkNote, useHubWork } from "../components/hub/HubWork";
 import { CriterionForm, kindLabel } from "../components/rubric/CriterionForm";
 import { CriterionList } from "../components/rubric/CriterionList";
 import { LintPanel, TryPanel } from "../components/rubric/LintPanel";
@@ -63,6 +64,8 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
   const [saved, setSaved] = useState<SavedView | null>(null);
   const editorRef = useRef<HTMLDivElement>(null);
   const checkSeq = useRef(0);
+  // Signed in to a team hub: saved versions are also sent to it.
+  const hub = useHubWork();
 
   const load = useCallback(async () => {
     try {
@@ -162,6 +165,7 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
       setDirty(false);
       setDraftedFrom(null);
       setView((v) => (v ? { ...v, versions: s.versions } : v));
+      void hub.refresh();
     } catch (e) {
       setError(e as AppError);
     } finally {
@@ -306,6 +310,7 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
                   <div className="small muted">
                     File: <code>{saved.path}</code>
                   </div>
+                  <HubWorkNote view={hub.view} workKey={`rubric:${saved.hash}`} />
                 </div>
               )}
               {problems.some((p) => p.criterion === null) && (

@@ -13,4 +13,5 @@ mod outbox;
 mod refusals;
 mod review;
 mod roles;
+mod screens;
 mod tokens;

@@ -13,9 +13,7 @@ use crate::support::*;
 fn the_app_counts_what_waits_sends_it_when_the_hub_is_back_and_keeps_the_queue() {
     let Some(server) = server_url() else { return };
     let db = fresh_database(&server);
-    let addr = free_port();
-    let mut process = HubProcess::start(&db, addr);
-    let url = format!("http://{addr}");
+    let (mut process, addr, url) = hub_on_a_port(&db);
     let admin = client(&url, &person(&db, "admin", Role::Admin));
     admin
         .add_person(&NewPerson {

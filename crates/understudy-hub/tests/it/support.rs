@@ -159,6 +159,17 @@ impl Drop for HubProcess {
     }
 }
 
+/// A hub process on a free port, its address (to start it again on) and
+/// its URL.
+pub fn hub_on_a_port(database: &str) -> (HubProcess, SocketAddr, String) {
+    let addr = free_port();
+    (
+        HubProcess::start(database, addr),
+        addr,
+        format!("http://{addr}"),
+    )
+}
+
 pub fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

@@ -4,6 +4,7 @@ import type { HubView } from "../../bindings/HubView";
 import { assignmentNote, waitingText } from "../../lib/hub";
 import { Assignments } from "./Assignments";
 import { HubCard } from "./HubCard";
+import { HubScreenNote, HubWorkNote, screenWorkText, workText } from "./HubWork";
 
 const signedIn: HubView = {
   account: { url: "http://hub.example:8600", login: "ada", name: "Ada Lovelace", role: "expert" },
@@ -12,6 +13,7 @@ const signedIn: HubView = {
   last_error: null,
   syncing: false,
   assignments: [],
+  work: [],
 };
 
 describe("the hub card", () => {
@@ -46,6 +48,51 @@ describe("the hub card", () => {
     expect(waitingText({ ...signedIn, waiting: 0 })).toBe("Everything is sent");
     expect(waitingText({ ...signedIn, waiting: 1 })).toBe("1 recording waiting to be sent");
     expect(waitingText({ ...signedIn, syncing: true })).toBe("Sending…");
+    const decision = { key: "review:e1", state: "waiting", message: null };
+    expect(waitingText({ ...signedIn, waiting: 0, work: [decision] })).toBe("1 decision or grade waiting to be sent");
+    expect(waitingText({ ...signedIn, waiting: 2, work: [decision, { ...decision, key: "grades:e2" }] })).toBe(
+      "2 recordings and 2 decisions or grades waiting to be sent",
+    );
+    expect(waitingText({ ...signedIn, waiting: 0, work: [{ ...decision, state: "sent" }] })).toBe("Everything is sent");
+  });
+});
+
+describe("work done in the screens", () => {
+  const reviewer: HubView = {
+    ...signedIn,
+    account: { url: "http://hub.example:8600", login: "rita", name: "Rita Reviewer", role: "reviewer" },
+    work: [
+      { key: "review:e1", state: "waiting", message: null },
+      { key: "review:e2", state: "sent", message: null },
+      { key: "review:e3", state: "refused", message: "Not sent: the hub already has a decision on this recording." },
+    ],
+  };
+
+  it("says where each piece of work is", () => {
+    const { rerender } = render(<HubWorkNote view={reviewer} workKey="review:e1" />);
+    expect(screen.getByTestId("hub-work").textContent).toBe("Saved here, will be sent to the hub");
+    rerender(<HubWorkNote view={reviewer} workKey="review:e2" />);
+    expect(screen.getByTestId("hub-work").textContent).toBe("Sent to the hub");
+    expect(screen.getByTestId("hub-work").dataset.state).toBe("sent");
+    rerender(<HubWorkNote view={reviewer} workKey="review:e3" />);
+    expect(screen.getByTestId("hub-work").textContent).toContain("already has a decision");
+    expect(workText({ key: "k", state: "refused", message: null })).toContain("stays on this computer");
+  });
+
+  it("shows nothing without a hub, or for work never queued", () => {
+    const { container, rerender } = render(<HubWorkNote view={{ ...reviewer, account: null }} workKey="review:e1" />);
+    expect(container.textContent).toBe("");
+    rerender(<HubWorkNote view={reviewer} workKey="review:other" />);
+    expect(container.textContent).toBe("");
+    rerender(<HubScreenNote view={null} what="Your decisions" prefix="review:" />);
+    expect(container.textContent).toBe("");
+    rerender(<HubScreenNote view={reviewer} what="Your grades" prefix="grades:" />);
+    expect(container.textContent).toBe("Your grades go to the team hub as Rita Reviewer, and are saved on this computer first.");
+    rerender(<HubScreenNote view={reviewer} what="Your decisions" prefix="review:" />);
+    expect(screen.getByTestId("hub-screen-work").textContent).toBe("1 saved here, will be sent to the hub.");
+    expect(screenWorkText({ ...reviewer, work: [{ key: "review:e2", state: "sent", message: null }] }, "review:")).toBe(
+      "Everything is sent to the hub.",
+    );
   });
 });
 

@@ -1,0 +1,111 @@
+//! What the app takes from the hub into its own store, so its screens
+//! work unchanged on the team's data: the finished episodes a reviewer or
+//! grader works on, the decisions reviewers made, and rubric versions.
+//!
+//! The local store stays the screens' one source: pulled episodes are
+//! imported whole (steps, expert profile, reviews) and replay, compare and
+//! grade like local ones. Pulling never changes what is already here:
+//! an episode the store has is left alone, a decision is applied only to
+//! an episode still waiting for one, and a rubric version is added once.
+
+use std::collections::HashSet;
+
+use understudy::store::{EpisodeStatus, NewRubricVersion, Store};
+
+use crate::client::{EpisodeQuery, Hub};
+use crate::error::HubError;
+use crate::wire::RubricQuery;
+
+/// Whether the store has episode `id`.
+fn has(store: &Store, id: &str) -> Result<bool, HubError> {
+    match store.episode(id) {
+        Ok(_) => Ok(true),
+        Err(understudy::Error::NotFound(_)) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Imports the hub's finished episodes the store lacks; returns how many.
+pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
+    let mut missing = HashSet::new();
+    let mut statuses = Vec::new();
+    for row in hub.episodes(&EpisodeQuery::default())? {
+        let status = row.record.status;
+        if status.is_open() || has(store, &row.record.id)? {
+            continue;
+        }
+        missing.insert(row.record.id);
+        if !statuses.contains(&status) {
+            statuses.push(status);
+        }
+    }
+    let mut experts = Vec::new();
+    let mut episodes = Vec::new();
+    for status in statuses {
+        let q = EpisodeQuery {
+            status: Some(status),
+            ..EpisodeQuery::default()
+        };
+        for b in hub.export_bundles(&q)? {
+            if !missing.remove(&b.trajectory.record.id) {
+                continue;
+            }
+            if let Some(x) = b.expert {
+                if !experts
+                    .iter()
+                    .any(|e: &understudy::store::Expert| e.id == x.id)
+                {
+                    experts.push(x);
+                }
+            }
+            episodes.push((b.trajectory, b.reviews));
+        }
+    }
+    if !episodes.is_empty() {
+        store.import_full(&experts, &episodes)?;
+    }
+    Ok(episodes.len())
+}
+
+/// Applies the hub's decisions with a row id above `after` to the
+/// store's episodes still waiting for one; returns the highest id seen.
+pub(crate) fn reviews(hub: &Hub, store: &Store, after: i64) -> Result<i64, HubError> {
+    let mut last = after;
+    for r in hub.reviews(after)? {
+        last = last.max(r.id);
+        let waiting = match store.episode(&r.episode_id) {
+            Ok(e) => e.status == EpisodeStatus::Submitted,
+            Err(understudy::Error::NotFound(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        if waiting {
+            store.add_review(&r.episode_id, &r.reviewer, r.decision, &r.comment)?;
+        }
+    }
+    Ok(last)
+}
+
+/// Adds the hub's rubric versions the store lacks; returns how many.
+pub(crate) fn rubrics(hub: &Hub, store: &Store) -> Result<usize, HubError> {
+    let mut added = 0;
+    // Oldest first, so the local history keeps the hub's order.
+    let mut versions = hub.rubrics(&RubricQuery::default())?;
+    versions.reverse();
+    for v in versions {
+        let here = store.rubric_versions(&v.world_id, &v.task_id)?;
+        if here.iter().any(|h| h.hash == v.hash) {
+            continue;
+        }
+        store.save_rubric_version(&NewRubricVersion {
+            world_id: &v.world_id,
+            task_id: &v.task_id,
+            version: &v.version,
+            hash: &v.hash,
+            path: &v.path,
+            content: &v.content,
+            saved_by: v.saved_by.as_deref(),
+        })?;
+        added += 1;
+    }
+    Ok(added)
+}
