@@ -354,7 +354,7 @@ mod tests {
 
     /// A service whose store has two submitted support-desk recordings by
     /// Ana, one approved by Ben.
-    fn recorded(dir: &Path) -> (Service, String) {
+    fn recorded(dir: &std::path::Path) -> (Service, String) {
         let s = service(dir);
         let ana = profile(&s, "Ana");
         let world = s.world("support-desk").unwrap();
@@ -364,12 +364,12 @@ mod tests {
             let task = world.task("cancel-no-refund").unwrap();
             for a in &task.solution {
                 let action = understudy::Action::from_json(a).unwrap();
-                if s.step(&ep.episode_id, action, None).is_err() {
+                if s.step(&ep.id, action, None).is_err() {
                     break;
                 }
             }
-            s.submit(&ep.episode_id, None).unwrap();
-            ids.push(ep.episode_id);
+            s.submit(&ep.id, None).unwrap();
+            ids.push(ep.id);
         }
         let ben = profile(&s, "Ben");
         s.store()

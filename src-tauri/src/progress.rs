@@ -54,10 +54,10 @@ mod tests {
         assert!(empty.me.is_none() && empty.progress.experts.is_empty());
         let zoe = profile(&s, "Zoe");
         let ep = s.start("support-desk", "cancel-no-refund").unwrap();
-        s.pause(&ep.episode_id).unwrap();
+        s.pause(&ep.id).unwrap();
         let adam = profile(&s, "Adam");
         let ep = s.start("support-desk", "cancel-no-refund").unwrap();
-        s.pause(&ep.episode_id).unwrap();
+        s.pause(&ep.id).unwrap();
         s.select_expert(&zoe).unwrap();
         let view = build(&s).unwrap();
         assert_eq!(view.me.as_deref(), Some(zoe.as_str()));
