@@ -350,16 +350,22 @@ fn judgment(criterion: &str, hash: Option<&str>, met: bool, judge: &str) -> Judg
     }
 }
 
-#[test]
-fn a_judge_is_compared_with_the_people_who_graded_the_same_runs() {
+/// A store with the two agent runs, the pay-back rubric, and the hash of
+/// its judged criterion (`friendly`).
+fn judged_runs() -> (tempfile::TempDir, Store, Vec<String>, Arc<Rubric>, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path().join("s.db")).expect("store");
     let runs = imported_runs(&store);
-    let world = common::mini();
-    let rubric = grading::rubric_of(&world, None, "pay-back")
+    let rubric = grading::rubric_of(&common::mini(), None, "pay-back")
         .expect("loads")
         .expect("a rubric");
     let hash = rubric.criterion("friendly").expect("judged").hash.clone();
+    (dir, store, runs, rubric, hash)
+}
+
+#[test]
+fn a_judge_is_compared_with_the_people_who_graded_the_same_runs() {
+    let (_dir, store, runs, rubric, hash) = judged_runs();
     let none = grading::judge_agreement(&store, &rubric, &runs).expect("report");
     assert!(!none.has_judge());
     assert_eq!(none.criteria.len(), 1, "only judged criteria are compared");
@@ -404,14 +410,8 @@ fn a_judge_is_compared_with_the_people_who_graded_the_same_runs() {
 
 #[test]
 fn a_judges_grade_inside_a_saved_score_counts_and_nobody_graded_is_explained() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path().join("s.db")).expect("store");
-    let runs = imported_runs(&store);
+    let (_dir, store, runs, rubric, hash) = judged_runs();
     let world = common::mini();
-    let rubric = grading::rubric_of(&world, None, "pay-back")
-        .expect("loads")
-        .expect("a rubric");
-    let hash = rubric.criterion("friendly").expect("judged").hash.clone();
     // What `understudy score --judge … --save` keeps: the judge's grade
     // in the score's detail, not in the judgments table.
     let run = store.trajectory(&runs[0]).expect("run");

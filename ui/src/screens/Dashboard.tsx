@@ -3,6 +3,7 @@ import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
 import type { DashboardView } from "../bindings/DashboardView";
 import type { TaskDashboard } from "../bindings/TaskDashboard";
+import { BackToTasks } from "../components/BackToTasks";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ExportDialog } from "../components/export/ExportDialog";
 import { Bars, type Series } from "../components/grading/Bars";
@@ -113,9 +114,7 @@ export function Dashboard({ onHome, exporting = false }: { onHome: () => void; e
         <button type="button" className="btn btn-secondary btn-sm" onClick={() => setExportOpen(true)} data-testid="open-export">
           Export a dataset… <kbd className="kbd">Ctrl E</kbd>
         </button>
-        <button type="button" className="btn btn-ghost btn-sm" onClick={onHome} data-testid="back-home">
-          Back to tasks <kbd className="kbd">Esc</kbd>
-        </button>
+        <BackToTasks onHome={onHome} />
       </ScreenBar>
       <main className="queue-main db-main">
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}

@@ -1,8 +1,9 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useState, type ReactNode } from "react";
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
 import type { ExpertProgress } from "../bindings/ExpertProgress";
 import type { ProgressView } from "../bindings/ProgressView";
+import { BackToTasks } from "../components/BackToTasks";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { Bars, type Series } from "../components/grading/Bars";
 import { ScreenBar } from "../components/ScreenBar";
@@ -22,6 +23,23 @@ export function workTime(ms: number): string {
 /** The share of an expert's handed-in recordings that were approved. */
 export function approvedShare(e: ExpertProgress): number | null {
   return e.done === 0 ? null : e.approved / e.done;
+}
+
+/** One part of the screen: a titled card. */
+function Card({ id, title, sub, children }: { id: string; title: string; sub?: string; children: ReactNode }) {
+  return (
+    <section className="card db-card" aria-labelledby={id}>
+      <header className="picker-header queue-header">
+        <div>
+          <h2 id={id} className="section-title">
+            {title}
+          </h2>
+          {sub && <p className="muted small">{sub}</p>}
+        </div>
+      </header>
+      {children}
+    </section>
+  );
 }
 
 function You({ show }: { show: boolean }) {
@@ -62,23 +80,15 @@ export function Progress({ onHome }: { onHome: () => void }) {
   return (
     <div className="home queue" data-screen="progress">
       <ScreenBar sub="Progress">
-        <button type="button" className="btn btn-ghost btn-sm" onClick={onHome} data-testid="back-home">
-          Back to tasks <kbd className="kbd">Esc</kbd>
-        </button>
+        <BackToTasks onHome={onHome} />
       </ScreenBar>
       <main className="queue-main db-main">
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-        <section className="card db-card" aria-labelledby="experts-title">
-          <header className="picker-header queue-header">
-            <div>
-              <h2 id="experts-title" className="section-title">
-                Experts' recordings
-              </h2>
-              <p className="muted small">
-                {p ? `${plural(p.experts.length, "expert")} · ${plural(p.waiting, "recording")} waiting for review` : "Loading…"}
-              </p>
-            </div>
-          </header>
+        <Card
+          id="experts-title"
+          title="Experts' recordings"
+          sub={p ? `${plural(p.experts.length, "expert")} · ${plural(p.waiting, "recording")} waiting for review` : "Loading…"}
+        >
           {p && p.experts.length === 0 && <p className="muted pad">Nobody has recorded a task yet.</p>}
           {p && charts && p.experts.length > 0 && (
             <div className="db-body">
@@ -126,13 +136,8 @@ export function Progress({ onHome }: { onHome: () => void }) {
               </table>
             </div>
           )}
-        </section>
-        <section className="card db-card" aria-labelledby="reviewers-title">
-          <header className="picker-header queue-header">
-            <h2 id="reviewers-title" className="section-title">
-              Reviewers
-            </h2>
-          </header>
+        </Card>
+        <Card id="reviewers-title" title="Reviewers">
           {p && reviewers.length === 0 && <p className="muted pad">Nobody has reviewed a recording yet.</p>}
           {reviewers.length > 0 && (
             <table className="gr-table pr-table" data-testid="reviewer-progress">
@@ -162,14 +167,9 @@ export function Progress({ onHome }: { onHome: () => void }) {
               </tbody>
             </table>
           )}
-        </section>
+        </Card>
         {p && p.graders.length > 0 && (
-          <section className="card db-card" aria-labelledby="graders-title">
-            <header className="picker-header queue-header">
-              <h2 id="graders-title" className="section-title">
-                Graders of agent runs
-              </h2>
-            </header>
+          <Card id="graders-title" title="Graders of agent runs">
             <table className="gr-table pr-table" data-testid="grader-progress">
               <thead>
                 <tr>
@@ -192,7 +192,7 @@ export function Progress({ onHome }: { onHome: () => void }) {
                 ))}
               </tbody>
             </table>
-          </section>
+          </Card>
         )}
       </main>
     </div>
