@@ -287,8 +287,11 @@ pub fn run(
     })?;
     let summary = export::export_store(service.store(), worlds, &options, &path, progress)
         .map_err(|e| {
-            AppError::new("export_failed", "The export could not be written; nothing was saved.")
-                .with_detail(e.to_string())
+            AppError::new(
+                "export_failed",
+                "The export could not be written; nothing was saved.",
+            )
+            .with_detail(e.to_string())
         })?;
     Ok(ExportDone {
         path: path.display().to_string(),
@@ -429,7 +432,10 @@ mod tests {
             &|| {},
         )
         .unwrap();
-        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&expected).unwrap());
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&expected).unwrap()
+        );
 
         // A dataset folder lists its files.
         let mut folder = ExportRequest::new(Format::Folder);
@@ -437,7 +443,11 @@ mod tests {
         let to = dir.path().join("dataset");
         let done = run(&s, &folder, &to.display().to_string(), &|_| {}).unwrap();
         assert_eq!(done.episodes, 2);
-        assert!(done.files.iter().any(|f| f.ends_with("README.md")), "{:?}", done.files);
+        assert!(
+            done.files.iter().any(|f| f.ends_with("README.md")),
+            "{:?}",
+            done.files
+        );
         assert!(to.join("meta/info.json").is_file());
     }
 
@@ -446,23 +456,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = recorded(dir.path());
         let native = ExportRequest::new(Format::Native);
-        let refuse = |request: &ExportRequest, output: &str| {
-            run(&s, request, output, &|_| {}).unwrap_err()
-        };
+        let refuse =
+            |request: &ExportRequest, output: &str| run(&s, request, output, &|_| {}).unwrap_err();
         let e = refuse(&native, "  ");
         assert_eq!(e.code, "invalid_input");
         assert!(e.message.contains("Choose where to save"), "{}", e.message);
-        assert!(refuse(&native, "out.jsonl").message.contains("not a full location"));
+        assert!(refuse(&native, "out.jsonl")
+            .message
+            .contains("not a full location"));
         assert!(refuse(&native, "/no/such/folder/out.jsonl")
             .message
             .contains("does not exist"));
         let folder_path = dir.path().display().to_string();
-        assert!(refuse(&native, &folder_path).message.contains("is a folder"));
+        assert!(refuse(&native, &folder_path)
+            .message
+            .contains("is a folder"));
         let file = dir.path().join("a-file");
         std::fs::write(&file, "x").unwrap();
-        assert!(refuse(&ExportRequest::new(Format::Folder), &file.display().to_string())
-            .message
-            .contains("needs a folder name"));
+        assert!(refuse(
+            &ExportRequest::new(Format::Folder),
+            &file.display().to_string()
+        )
+        .message
+        .contains("needs a folder name"));
         let mut bad = native.clone();
         bad.status = Some("finished".into());
         let e = refuse(&bad, &dir.path().join("x.jsonl").display().to_string());

@@ -61,7 +61,12 @@ mod tests {
         s.select_expert(&zoe).unwrap();
         let view = build(&s).unwrap();
         assert_eq!(view.me.as_deref(), Some(zoe.as_str()));
-        let names: Vec<&str> = view.progress.experts.iter().map(|e| e.name.as_str()).collect();
+        let names: Vec<&str> = view
+            .progress
+            .experts
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
         assert_eq!(names, ["Zoe", "Adam"], "Zoe first, though Adam sorts first");
         assert_eq!(view.progress.experts[0].in_progress, 1);
         assert_eq!(view.progress.reviewers[0].id, zoe);

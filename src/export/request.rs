@@ -14,7 +14,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{export_to_path, folder, ExportOptions, ExportSummary, Filter, Format, Source, WorldSet};
+use super::{
+    export_to_path, folder, ExportOptions, ExportSummary, Filter, Format, Source, WorldSet,
+};
 use crate::error::{Error, Result};
 use crate::store::Store;
 

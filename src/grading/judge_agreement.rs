@@ -173,7 +173,10 @@ pub fn judge_agreement(
             } else if items == 0 {
                 Some("Nobody has graded a run the judge graded yet.".to_string())
             } else if kappa.is_none() {
-                Some("Every grade was the same, so agreement beyond chance cannot be measured.".to_string())
+                Some(
+                    "Every grade was the same, so agreement beyond chance cannot be measured."
+                        .to_string(),
+                )
             } else {
                 None
             };

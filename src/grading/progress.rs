@@ -118,8 +118,7 @@ pub fn people_progress(store: &Store) -> Result<PeopleProgress> {
     };
 
     let mut experts: BTreeMap<String, ExpertProgress> = BTreeMap::new();
-    let mut tasks: BTreeMap<String, std::collections::BTreeSet<(String, String)>> =
-        BTreeMap::new();
+    let mut tasks: BTreeMap<String, std::collections::BTreeSet<(String, String)>> = BTreeMap::new();
     let mut reviewers: BTreeMap<String, ReviewerProgress> = names
         .iter()
         .map(|(id, name)| {
@@ -148,7 +147,11 @@ pub fn people_progress(store: &Store) -> Result<PeopleProgress> {
                 Decision::Approve => entry.approved += 1,
                 Decision::Reject => entry.returned += 1,
             }
-            if entry.last_review.as_deref().is_none_or(|l| l < r.at.as_str()) {
+            if entry
+                .last_review
+                .as_deref()
+                .is_none_or(|l| l < r.at.as_str())
+            {
                 entry.last_review = Some(r.at.clone());
             }
         }
@@ -188,7 +191,10 @@ pub fn people_progress(store: &Store) -> Result<PeopleProgress> {
                 .insert((e.world_id.clone(), e.task_id.clone()));
         }
         p.active_ms += e.active_ms.max(0);
-        if p.last_active.as_deref().is_none_or(|l| l < e.updated_at.as_str()) {
+        if p.last_active
+            .as_deref()
+            .is_none_or(|l| l < e.updated_at.as_str())
+        {
             p.last_active = Some(e.updated_at.clone());
         }
     }

@@ -329,8 +329,13 @@ fn the_dashboard_scores_runs_afresh_with_the_stored_grades() {
 
 /// Imports the two agent runs into a fresh store; their ids, oldest first.
 fn imported_runs(store: &Store) -> Vec<String> {
-    grading::import_agent_runs(store, &agent_runs_jsonl(), "runs.jsonl", &common::mini_dir())
-        .expect("import");
+    grading::import_agent_runs(
+        store,
+        &agent_runs_jsonl(),
+        "runs.jsonl",
+        &common::mini_dir(),
+    )
+    .expect("import");
     store
         .episodes(&Default::default())
         .expect("list")
@@ -395,7 +400,10 @@ fn a_judge_is_compared_with_the_people_who_graded_the_same_runs() {
     assert!(report.has_judge());
     let c = &report.criteria[0];
     assert_eq!(c.judges, ["command:my-judge"]);
-    assert_eq!((c.judged_runs, c.graded_runs, c.items, c.agreed), (2, 2, 4, 3));
+    assert_eq!(
+        (c.judged_runs, c.graded_runs, c.items, c.agreed),
+        (2, 2, 4, 3)
+    );
     assert_eq!(c.percent, Some(0.75));
     // Judge 1,0,1,0 against people 1,1,1,0: p_o = 3/4, p_e = 1/2, κ = 1/2.
     assert!((c.kappa.expect("defined") - 0.5).abs() < 1e-12, "{c:?}");
@@ -403,7 +411,12 @@ fn a_judge_is_compared_with_the_people_who_graded_the_same_runs() {
     assert_eq!(c.disagreements.len(), 1);
     let d = &c.disagreements[0];
     assert_eq!(
-        (d.episode_id.as_str(), d.grader.as_str(), d.judge_met, d.grader_met),
+        (
+            d.episode_id.as_str(),
+            d.grader.as_str(),
+            d.judge_met,
+            d.grader_met
+        ),
         (runs[1].as_str(), "ana", false, true)
     );
 }
@@ -417,9 +430,8 @@ fn a_judges_grade_inside_a_saved_score_counts_and_nobody_graded_is_explained() {
     let run = store.trajectory(&runs[0]).expect("run");
     let mut episode = understudy::Episode::new(Arc::clone(&world)).expect("episode");
     let judged = Judgment::from(judgment("friendly", Some(&hash), true, "command:llm"));
-    let mut score =
-        rubric::replay_and_score(&mut episode, &rubric, 0, &run.actions(), &[judged])
-            .expect("scored");
+    let mut score = rubric::replay_and_score(&mut episode, &rubric, 0, &run.actions(), &[judged])
+        .expect("scored");
     score.episode_id = Some(runs[0].clone());
     store
         .save_scores(&[ScoreRecord::try_from(&score).expect("record")])
@@ -437,7 +449,10 @@ fn a_judges_grade_inside_a_saved_score_counts_and_nobody_graded_is_explained() {
     store
         .save_judgment(&runs[0], &judgment("friendly", Some(&hash), true, "ana"))
         .expect("saved");
-    let c = grading::judge_agreement(&store, &rubric, &runs).expect("report").criteria[0].clone();
+    let c = grading::judge_agreement(&store, &rubric, &runs)
+        .expect("report")
+        .criteria[0]
+        .clone();
     assert_eq!((c.items, c.agreed, c.percent), (1, 1, Some(1.0)));
     assert_eq!(c.judges, ["command:llm"]);
     assert_eq!(c.kappa, None);
@@ -449,7 +464,11 @@ fn progress_counts_each_experts_recordings_reviews_and_grading() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Arc::new(Store::open(dir.path().join("s.db")).expect("store"));
     let (ana, ben) = (expert(&store, "Ana"), expert(&store, "Ben"));
-    let solution: Vec<Value> = common::mini().task("pay-back").expect("task").solution.clone();
+    let solution: Vec<Value> = common::mini()
+        .task("pay-back")
+        .expect("task")
+        .solution
+        .clone();
     let record = |who: &str| {
         understudy::recorder::Recorder::start(
             Arc::clone(&store),
@@ -485,7 +504,12 @@ fn progress_counts_each_experts_recordings_reviews_and_grading() {
         .add_expert_review(&ids[0], &ben, Decision::Approve, "")
         .expect("approve");
     store
-        .add_expert_review(&ids[1], &ben, Decision::Reject, "Look the account up first.")
+        .add_expert_review(
+            &ids[1],
+            &ben,
+            Decision::Reject,
+            "Look the account up first.",
+        )
         .expect("return");
     // A reviewer named on the command line who is no expert of the store.
     store
@@ -496,22 +520,44 @@ fn progress_counts_each_experts_recordings_reviews_and_grading() {
     store.assign_grader(&runs[1], &ben).expect("assign");
 
     let p = grading::people_progress(&store).expect("progress");
-    assert_eq!(p.experts.len(), 1, "agents are not experts: {:?}", p.experts);
+    assert_eq!(
+        p.experts.len(),
+        1,
+        "agents are not experts: {:?}",
+        p.experts
+    );
     let a = &p.experts[0];
     assert_eq!(a.name, "Ana");
     assert_eq!(
-        (a.done, a.approved, a.returned, a.waiting, a.in_progress, a.tasks),
+        (
+            a.done,
+            a.approved,
+            a.returned,
+            a.waiting,
+            a.in_progress,
+            a.tasks
+        ),
         (4, 2, 1, 1, 1, 1)
     );
-    assert_eq!(a.active_ms, 4 * 60_000 + 30_000, "abandoned time is left out");
+    assert_eq!(
+        a.active_ms,
+        4 * 60_000 + 30_000,
+        "abandoned time is left out"
+    );
     assert!(a.last_active.is_some());
     assert_eq!(p.waiting, 1);
 
     let names: Vec<&str> = p.reviewers.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["Ana", "Ben", "lead-reviewer"]);
     let b = &p.reviewers[1];
-    assert_eq!(b.id, ben, "the app's reviews name the expert, found by name");
-    assert_eq!((b.reviewed, b.approved, b.returned, b.pending), (2, 1, 1, 1));
+    assert_eq!(
+        b.id, ben,
+        "the app's reviews name the expert, found by name"
+    );
+    assert_eq!(
+        (b.reviewed, b.approved, b.returned, b.pending),
+        (2, 1, 1, 1)
+    );
     assert!(b.last_review.is_some());
     let own = &p.reviewers[0];
     assert_eq!(

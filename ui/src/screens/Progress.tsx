@@ -140,6 +140,7 @@ export function Progress({ onHome }: { onHome: () => void }) {
         <Card id="reviewers-title" title="Reviewers">
           {p && reviewers.length === 0 && <p className="muted pad">Nobody has reviewed a recording yet.</p>}
           {reviewers.length > 0 && (
+            <div className="pr-pad">
             <table className="gr-table pr-table" data-testid="reviewer-progress">
               <thead>
                 <tr>
@@ -166,10 +167,12 @@ export function Progress({ onHome }: { onHome: () => void }) {
                 ))}
               </tbody>
             </table>
+            </div>
           )}
         </Card>
         {p && p.graders.length > 0 && (
           <Card id="graders-title" title="Graders of agent runs">
+            <div className="pr-pad">
             <table className="gr-table pr-table" data-testid="grader-progress">
               <thead>
                 <tr>
@@ -192,6 +195,7 @@ export function Progress({ onHome }: { onHome: () => void }) {
                 ))}
               </tbody>
             </table>
+            </div>
           </Card>
         )}
       </main>

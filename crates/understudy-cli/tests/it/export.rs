@@ -1456,7 +1456,10 @@ fn the_apps_export_request_writes_what_the_command_line_writes() {
         (
             Format::Trl,
             "trl",
-            vec![("status", "submitted".into()), ("since", "2020-01-01".into())],
+            vec![
+                ("status", "submitted".into()),
+                ("since", "2020-01-01".into()),
+            ],
         ),
     ];
     for (i, (format, name, filters)) in cases.iter().enumerate() {
@@ -1524,7 +1527,10 @@ fn the_apps_export_request_writes_what_the_command_line_writes() {
             assert!(!a.is_empty());
             assert_eq!(a, b, "case {i}: the dataset folders differ");
         } else {
-            let (a, b) = (std::fs::read(&by_cli).unwrap(), std::fs::read(&by_app).unwrap());
+            let (a, b) = (
+                std::fs::read(&by_cli).unwrap(),
+                std::fs::read(&by_app).unwrap(),
+            );
             assert!(!a.is_empty());
             assert!(a == b, "case {i}: {name} exports differ");
         }
