@@ -1436,7 +1436,8 @@ fn the_apps_export_request_writes_what_the_command_line_writes() {
     let f = fixture();
     let episodes = f.store.episodes(&Default::default()).unwrap();
     let today = episodes[0].created_at[..10].to_string();
-    let cases: [(Format, &str, Vec<(&str, String)>); 5] = [
+    type Case<'a> = (Format, &'a str, Vec<(&'a str, String)>);
+    let cases: [Case; 5] = [
         (Format::Native, "native", vec![]),
         (
             Format::Trl,
