@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::grading::{self, TaskDashboard};
+use understudy::grading::{self, JudgeAgreement, TaskDashboard};
 use understudy::store::{EpisodeFilter, EpisodeRecord, EpisodeStatus};
 
 use crate::error::{AppError, AppResult};
@@ -34,6 +34,8 @@ pub struct DashboardView {
     /// The task shown (the one asked for, else the first with a rubric).
     pub shown: Option<DashboardTask>,
     pub scores: Option<TaskDashboard>,
+    /// A judge plug-in against the people who graded the same runs.
+    pub judge: Option<JudgeAgreement>,
 }
 
 /// A run that counts: handed in, approved or returned (not open or discarded).
@@ -79,6 +81,7 @@ pub fn build(service: &Service, task: Option<(String, String)>) -> AppResult<Das
             tasks,
             shown: None,
             scores: None,
+            judge: None,
         });
     };
     let shown = tasks
@@ -94,10 +97,13 @@ pub fn build(service: &Service, task: Option<(String, String)>) -> AppResult<Das
     })?;
     let runs = by_task.get(&key).map(Vec::as_slice).unwrap_or_default();
     let scores = grading::task_dashboard(service.store(), world, rubric, runs)?;
+    let ids: Vec<String> = runs.iter().map(|r| r.id.clone()).collect();
+    let judge = grading::judge_agreement(service.store(), rubric, &ids)?;
     Ok(DashboardView {
         tasks,
         shown: Some(shown),
         scores: Some(scores),
+        judge: Some(judge),
     })
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::grading::{self, AgreementReport, GradeInput, GradingSheet};
+use understudy::grading::{self, AgreementReport, GradeInput, GradingSheet, JudgeAgreement};
 use understudy::rubric::Rubric;
 use understudy::store::{Actor, EpisodeFilter};
 use understudy::World;
@@ -105,6 +105,9 @@ pub struct AgreementView {
     /// The graders' names, in the report's order.
     pub grader_names: Vec<String>,
     pub report: AgreementReport,
+    /// A judge plug-in's grades against the people's, per judged criterion
+    /// (nothing to show unless a judge graded some of the runs).
+    pub judge: JudgeAgreement,
 }
 
 /// The expert using the app, who grades; refused without a profile.
@@ -325,6 +328,7 @@ pub fn agreement(service: &Service, world_id: &str, task_id: &str) -> AppResult<
     .map(|r| r.episode_id)
     .collect();
     let report = grading::agreement_report(service.store(), &world, &rubric, &runs)?;
+    let judge = grading::judge_agreement(service.store(), &rubric, &runs)?;
     let names: HashMap<String, String> = service
         .experts()?
         .into_iter()
@@ -343,6 +347,7 @@ pub fn agreement(service: &Service, world_id: &str, task_id: &str) -> AppResult<
             .map(|g| names.get(g).cloned().unwrap_or_else(|| g.clone()))
             .collect(),
         report,
+        judge,
     })
 }
 

@@ -21,6 +21,8 @@
 //! - [`replay_view`]: a finished episode step by step, for reviewers;
 //! - [`consensus`]: where experts' runs of one task diverge, for reviewers;
 //! - [`dashboard`]: a task's scores, criteria and pass^k at a glance;
+//! - [`export`]: the export dialog: formats, filters, progress, the result;
+//! - [`progress`]: experts', reviewers' and graders' progress;
 //! - [`grading`]: agent runs imported, graded and overridden by experts,
 //!   and the graders' agreement;
 //! - [`service`]: the thin layer all commands call (store, worlds, open
@@ -39,12 +41,14 @@ pub mod dashboard;
 pub mod episodes;
 pub mod error;
 pub mod experts;
+pub mod export;
 pub mod grading;
 pub mod home;
 pub mod hub;
 pub mod hub_work;
 pub mod ipc;
 pub mod paths;
+pub mod progress;
 pub mod queue;
 pub mod replay_view;
 pub mod review;
@@ -142,6 +146,10 @@ macro_rules! with_commands {
             grading::grading_agreement,
             consensus::task_consensus,
             dashboard::task_dashboard,
+            export::export_choices,
+            export::export_count,
+            export::export_dataset,
+            progress::people_progress,
             hub::hub_status,
             hub::hub_sign_in,
             hub::hub_sign_out,
@@ -319,6 +327,11 @@ mod bindings {
             crate::grading::AgreementView::export_all_to(&dir),
             crate::consensus::ConsensusView::export_all_to(&dir),
             crate::dashboard::DashboardView::export_all_to(&dir),
+            crate::export::ExportChoices::export_all_to(&dir),
+            crate::export::ExportDone::export_all_to(&dir),
+            crate::export::ExportProgressEvent::export_all_to(&dir),
+            understudy::export::ExportRequest::export_all_to(&dir),
+            crate::progress::ProgressView::export_all_to(&dir),
             understudy::grading::GradeInput::export_all_to(&dir),
             crate::hub::HubView::export_all_to(&dir),
             // Not inside any command's type: the content of a view listing

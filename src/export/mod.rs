@@ -21,6 +21,7 @@ pub mod folder;
 mod import;
 pub mod native;
 mod openai;
+mod request;
 pub mod trl;
 mod worlds;
 
@@ -30,21 +31,23 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, NaiveDate, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::store::{EpisodeFilter, EpisodeRecord, EpisodeStatus, Expert, Review, Store};
 use crate::trajectory::Trajectory;
 
 pub use import::{import, import_checked, ImportSummary};
+pub use request::{count_matching, export_store, ExportProgress, ExportRequest};
 pub use worlds::WorldSet;
 
 /// Names this build in `meta/info.json`, so a dataset says what wrote it.
 pub(crate) const EXPORTER: &str = concat!("understudy ", env!("CARGO_PKG_VERSION"));
 
 /// The output shapes of `understudy export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Format {
     /// `understudy.episode/1` lines: everything, re-importable.
     Native,

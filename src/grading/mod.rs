@@ -19,6 +19,8 @@
 pub mod agreement;
 pub mod dashboard;
 mod import;
+pub mod judge_agreement;
+pub mod progress;
 pub mod report;
 mod sheet;
 mod verdicts;
@@ -28,6 +30,8 @@ use std::sync::Arc;
 
 pub use dashboard::{task_dashboard, TaskDashboard};
 pub use import::import_agent_runs;
+pub use judge_agreement::{judge_agreement, JudgeAgreement, JudgeCriterionAgreement};
+pub use progress::{people_progress, PeopleProgress};
 pub use report::{agreement_report, Agreement, AgreementReport, CriterionAgreement, Method};
 pub use sheet::{finish, grade, sheet, Grade, GradeInput, GradingSheet, SheetCriterion};
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use understudy::export::{self, ExportOptions, Source};
 use understudy::grading::{self, GradeInput, Method};
-use understudy::rubric::Rubric;
-use understudy::store::Store;
+use understudy::rubric::{self, Judgment, Rubric};
+use understudy::store::{Actor, Decision, JudgmentRecord, ScoreRecord, Store};
 use understudy::Error;
 use understudy_testkit as common;
 
@@ -325,4 +325,251 @@ fn the_dashboard_scores_runs_afresh_with_the_stored_grades() {
     );
     assert_eq!(d.agent_pass_k.first().map(|p| p.k), Some(1));
     assert!(d.agent_mean.expect("a mean") < 1.0);
+}
+
+/// Imports the two agent runs into a fresh store; their ids, oldest first.
+fn imported_runs(store: &Store) -> Vec<String> {
+    grading::import_agent_runs(
+        store,
+        &agent_runs_jsonl(),
+        "runs.jsonl",
+        &common::mini_dir(),
+    )
+    .expect("import");
+    store
+        .episodes(&Default::default())
+        .expect("list")
+        .into_iter()
+        .map(|e| e.id)
+        .collect()
+}
+
+fn judgment(criterion: &str, hash: Option<&str>, met: bool, judge: &str) -> JudgmentRecord {
+    JudgmentRecord {
+        criterion_id: criterion.into(),
+        criterion_hash: hash.map(str::to_string),
+        met,
+        reason: format!("{judge} says {met}"),
+        judge: judge.into(),
+        at: String::new(),
+    }
+}
+
+/// A store with the two agent runs, the pay-back rubric, and the hash of
+/// its judged criterion (`friendly`).
+fn judged_runs() -> (tempfile::TempDir, Store, Vec<String>, Arc<Rubric>, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().join("s.db")).expect("store");
+    let runs = imported_runs(&store);
+    let rubric = grading::rubric_of(&common::mini(), None, "pay-back")
+        .expect("loads")
+        .expect("a rubric");
+    let hash = rubric.criterion("friendly").expect("judged").hash.clone();
+    (dir, store, runs, rubric, hash)
+}
+
+#[test]
+fn a_judge_is_compared_with_the_people_who_graded_the_same_runs() {
+    let (_dir, store, runs, rubric, hash) = judged_runs();
+    let none = grading::judge_agreement(&store, &rubric, &runs).expect("report");
+    assert!(!none.has_judge());
+    assert_eq!(none.criteria.len(), 1, "only judged criteria are compared");
+    assert_eq!(
+        none.criteria[0].note.as_deref(),
+        Some("No judge has graded these runs.")
+    );
+
+    // The judge says met, then not met; Ana says met twice, Ben agrees
+    // with the judge. A grade of the criterion before it was edited (an
+    // old hash) does not count.
+    let save = |run: &str, met: bool, who: &str| {
+        store
+            .save_judgment(run, &judgment("friendly", Some(&hash), met, who))
+            .expect("saved");
+    };
+    save(&runs[0], true, "command:my-judge");
+    save(&runs[1], false, "command:my-judge");
+    save(&runs[0], true, "ana");
+    save(&runs[1], true, "ana");
+    save(&runs[0], true, "ben");
+    save(&runs[1], false, "ben");
+    store
+        .save_judgment(&runs[1], &judgment("friendly", Some("old"), true, "carl"))
+        .expect("saved");
+    let report = grading::judge_agreement(&store, &rubric, &runs).expect("report");
+    assert!(report.has_judge());
+    let c = &report.criteria[0];
+    assert_eq!(c.judges, ["command:my-judge"]);
+    assert_eq!(
+        (c.judged_runs, c.graded_runs, c.items, c.agreed),
+        (2, 2, 4, 3)
+    );
+    assert_eq!(c.percent, Some(0.75));
+    // Judge 1,0,1,0 against people 1,1,1,0: p_o = 3/4, p_e = 1/2, κ = 1/2.
+    assert!((c.kappa.expect("defined") - 0.5).abs() < 1e-12, "{c:?}");
+    assert_eq!(c.note, None);
+    assert_eq!(c.disagreements.len(), 1);
+    let d = &c.disagreements[0];
+    assert_eq!(
+        (
+            d.episode_id.as_str(),
+            d.grader.as_str(),
+            d.judge_met,
+            d.grader_met
+        ),
+        (runs[1].as_str(), "ana", false, true)
+    );
+}
+
+#[test]
+fn a_judges_grade_inside_a_saved_score_counts_and_nobody_graded_is_explained() {
+    let (_dir, store, runs, rubric, hash) = judged_runs();
+    let world = common::mini();
+    // What `understudy score --judge … --save` keeps: the judge's grade
+    // in the score's detail, not in the judgments table.
+    let run = store.trajectory(&runs[0]).expect("run");
+    let mut episode = understudy::Episode::new(Arc::clone(&world)).expect("episode");
+    let judged = Judgment::from(judgment("friendly", Some(&hash), true, "command:llm"));
+    let mut score = rubric::replay_and_score(&mut episode, &rubric, 0, &run.actions(), &[judged])
+        .expect("scored");
+    score.episode_id = Some(runs[0].clone());
+    store
+        .save_scores(&[ScoreRecord::try_from(&score).expect("record")])
+        .expect("saved");
+    let report = grading::judge_agreement(&store, &rubric, &runs).expect("report");
+    let c = &report.criteria[0];
+    assert_eq!((c.judged_runs, c.items), (1, 0));
+    assert_eq!(c.judges, Vec::<String>::new(), "named once it is compared");
+    assert_eq!(
+        c.note.as_deref(),
+        Some("Nobody has graded a run the judge graded yet.")
+    );
+    // A person agrees, on the only run: one item, agreement 100%, and κ
+    // cannot be computed from one category.
+    store
+        .save_judgment(&runs[0], &judgment("friendly", Some(&hash), true, "ana"))
+        .expect("saved");
+    let c = grading::judge_agreement(&store, &rubric, &runs)
+        .expect("report")
+        .criteria[0]
+        .clone();
+    assert_eq!((c.items, c.agreed, c.percent), (1, 1, Some(1.0)));
+    assert_eq!(c.judges, ["command:llm"]);
+    assert_eq!(c.kappa, None);
+    assert!(c.note.expect("why").contains("Every grade was the same"));
+}
+
+#[test]
+fn progress_counts_each_experts_recordings_reviews_and_grading() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(Store::open(dir.path().join("s.db")).expect("store"));
+    let (ana, ben) = (expert(&store, "Ana"), expert(&store, "Ben"));
+    let solution: Vec<Value> = common::mini()
+        .task("pay-back")
+        .expect("task")
+        .solution
+        .clone();
+    let record = |who: &str| {
+        understudy::recorder::Recorder::start(
+            Arc::clone(&store),
+            common::mini(),
+            "pay-back",
+            Actor::Expert { id: who.into() },
+            0,
+        )
+        .expect("starts")
+    };
+    // Ana: four recordings handed in (one approved, one returned, two
+    // waiting), one still open, one abandoned (its time does not count).
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let mut rec = record(&ana);
+        for a in &solution {
+            rec.step(understudy::Action::from_json(a).expect("action"), None)
+                .expect("step");
+        }
+        rec.submit(None).expect("submit");
+        ids.push(rec.record().id.clone());
+    }
+    let open = record(&ana);
+    let mut dropped = record(&ana);
+    dropped.abandon().expect("abandon");
+    for (id, ms) in ids.iter().map(|i| (i.as_str(), 60_000)).chain([
+        (open.record().id.as_str(), 30_000),
+        (dropped.record().id.as_str(), 999_000),
+    ]) {
+        store.save_active_time(id, ms).expect("time");
+    }
+    store
+        .add_expert_review(&ids[0], &ben, Decision::Approve, "")
+        .expect("approve");
+    store
+        .add_expert_review(
+            &ids[1],
+            &ben,
+            Decision::Reject,
+            "Look the account up first.",
+        )
+        .expect("return");
+    // A reviewer named on the command line who is no expert of the store.
+    store
+        .add_review(&ids[2], "lead-reviewer", Decision::Approve, "")
+        .expect("approve");
+    let runs = imported_runs(&store);
+    store.assign_grader(&runs[0], &ben).expect("assign");
+    store.assign_grader(&runs[1], &ben).expect("assign");
+
+    let p = grading::people_progress(&store).expect("progress");
+    assert_eq!(
+        p.experts.len(),
+        1,
+        "agents are not experts: {:?}",
+        p.experts
+    );
+    let a = &p.experts[0];
+    assert_eq!(a.name, "Ana");
+    assert_eq!(
+        (
+            a.done,
+            a.approved,
+            a.returned,
+            a.waiting,
+            a.in_progress,
+            a.tasks
+        ),
+        (4, 2, 1, 1, 1, 1)
+    );
+    assert_eq!(
+        a.active_ms,
+        4 * 60_000 + 30_000,
+        "abandoned time is left out"
+    );
+    assert!(a.last_active.is_some());
+    assert_eq!(p.waiting, 1);
+
+    let names: Vec<&str> = p.reviewers.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["Ana", "Ben", "lead-reviewer"]);
+    let b = &p.reviewers[1];
+    assert_eq!(
+        b.id, ben,
+        "the app's reviews name the expert, found by name"
+    );
+    assert_eq!(
+        (b.reviewed, b.approved, b.returned, b.pending),
+        (2, 1, 1, 1)
+    );
+    assert!(b.last_review.is_some());
+    let own = &p.reviewers[0];
+    assert_eq!(
+        (own.reviewed, own.pending),
+        (0, 0),
+        "nobody reviews their own recording"
+    );
+    assert_eq!(p.reviewers[2].reviewed, 1);
+
+    assert_eq!(p.graders.len(), 1);
+    assert_eq!((p.graders[0].assigned, p.graders[0].done), (2, 0));
+    store.set_grading_done(&runs[0], &ben, true).expect("done");
+    let p = grading::people_progress(&store).expect("progress");
+    assert_eq!((p.graders[0].assigned, p.graders[0].done), (2, 1));
 }

@@ -11,6 +11,7 @@ const Replay = lazy(() => import("./screens/Replay").then((m) => ({ default: m.R
 const Grading = lazy(() => import("./screens/Grading").then((m) => ({ default: m.Grading })));
 const GradeRun = lazy(() => import("./screens/GradeRun").then((m) => ({ default: m.GradeRun })));
 const Dashboard = lazy(() => import("./screens/Dashboard").then((m) => ({ default: m.Dashboard })));
+const Progress = lazy(() => import("./screens/Progress").then((m) => ({ default: m.Progress })));
 const RubricWorkspace = lazy(() => import("./screens/RubricWorkspace").then((m) => ({ default: m.RubricWorkspace })));
 
 // Ask for the start screen's data as soon as the script runs, while React
@@ -24,7 +25,8 @@ type Screen =
   | { name: "replay"; episodeId: string }
   | { name: "rubric"; worldId: string; taskId: string }
   | { name: "grading" }
-  | { name: "dashboard" }
+  | { name: "dashboard"; exporting?: boolean }
+  | { name: "progress" }
   | { name: "grade-run"; episodeId: string }
   | { name: "hub-sign-in" };
 
@@ -69,7 +71,14 @@ export function App() {
   if (screen.name === "dashboard") {
     return (
       <Suspense fallback={<div className="center-screen muted">Opening the scores…</div>}>
-        <Dashboard onHome={() => setScreen({ name: "home" })} />
+        <Dashboard onHome={() => setScreen({ name: "home" })} exporting={screen.exporting} />
+      </Suspense>
+    );
+  }
+  if (screen.name === "progress") {
+    return (
+      <Suspense fallback={<div className="center-screen muted">Opening everyone's progress…</div>}>
+        <Progress onHome={() => setScreen({ name: "home" })} />
       </Suspense>
     );
   }
@@ -108,6 +117,8 @@ export function App() {
       onReview={() => setScreen({ name: "queue" })}
       onGrading={() => setScreen({ name: "grading" })}
       onDashboard={() => setScreen({ name: "dashboard" })}
+      onExport={() => setScreen({ name: "dashboard", exporting: true })}
+      onProgress={() => setScreen({ name: "progress" })}
       onRubric={(worldId, taskId) => setScreen({ name: "rubric", worldId, taskId })}
       onHubSignIn={() => setScreen({ name: "hub-sign-in" })}
       onReady={onReady}

@@ -9,12 +9,16 @@ import type { DraftView } from "./DraftView";
 import type { EpisodeView } from "./EpisodeView";
 import type { ExpertInput } from "./ExpertInput";
 import type { ExpertView } from "./ExpertView";
+import type { ExportChoices } from "./ExportChoices";
+import type { ExportDone } from "./ExportDone";
+import type { ExportRequest } from "./ExportRequest";
 import type { GradeInput } from "./GradeInput";
 import type { GradingView } from "./GradingView";
 import type { HomeView } from "./HomeView";
 import type { HubView } from "./HubView";
 import type { ImportView } from "./ImportView";
 import type { LintView } from "./LintView";
+import type { ProgressView } from "./ProgressView";
 import type { QueueView } from "./QueueView";
 import type { ReplayState } from "./ReplayState";
 import type { ReplayView } from "./ReplayView";
@@ -67,6 +71,10 @@ export type Commands = {
   grading_agreement: { args: { worldId: string; taskId: string }; returns: AgreementView };
   task_consensus: { args: { worldId: string; taskId: string }; returns: ConsensusView };
   task_dashboard: { args: { worldId: string | null; taskId: string | null }; returns: DashboardView };
+  export_choices: { args: {}; returns: ExportChoices };
+  export_count: { args: { request: ExportRequest }; returns: number };
+  export_dataset: { args: { request: ExportRequest; output: string; job: string }; returns: ExportDone };
+  people_progress: { args: {}; returns: ProgressView };
   hub_status: { args: {}; returns: HubView };
   hub_sign_in: { args: { url: string; login: string; password: string; token: string }; returns: HubView };
   hub_sign_out: { args: {}; returns: HubView };
@@ -244,6 +252,26 @@ export function commands(call: Call) {
      * The scores dashboard of a task (`null`s: the first one that has a rubric).
      */
     taskDashboard: (worldId: string | null, taskId: string | null) => call("task_dashboard", { worldId, taskId }),
+    /**
+     * What the export dialog offers: formats, and the worlds, tasks,
+     * experts and statuses of the store's recordings.
+     */
+    exportChoices: () => call("export_choices", {}),
+    /**
+     * How many recordings the filters pick.
+     */
+    exportCount: (request: ExportRequest) => call("export_count", { request }),
+    /**
+     * Exports the recordings the filters pick to `output` (a file, or a
+     * folder for the dataset folder), sending `{ job, done, total }` on the
+     * `export-progress` event after every recording. The file appears
+     * only when complete.
+     */
+    exportDataset: (request: ExportRequest, output: string, job: string) => call("export_dataset", { request, output, job }),
+    /**
+     * Experts', reviewers' and graders' progress.
+     */
+    peopleProgress: () => call("people_progress", {}),
     /**
      * The hub's state: who is signed in, what waits to be sent, the queue.
      */

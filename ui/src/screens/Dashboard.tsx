@@ -3,8 +3,11 @@ import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
 import type { DashboardView } from "../bindings/DashboardView";
 import type { TaskDashboard } from "../bindings/TaskDashboard";
+import { BackToTasks } from "../components/BackToTasks";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { ExportDialog } from "../components/export/ExportDialog";
 import { Bars, type Series } from "../components/grading/Bars";
+import { JudgeAgreementPanel } from "../components/grading/JudgeAgreement";
 import { ScreenBar } from "../components/ScreenBar";
 import { plural } from "../lib/format";
 
@@ -57,8 +60,9 @@ function Numbers({ d }: { d: TaskDashboard }) {
 }
 
 /** A task's scores at a glance: distribution, criteria, pass^k. */
-export function Dashboard({ onHome }: { onHome: () => void }) {
+export function Dashboard({ onHome, exporting = false }: { onHome: () => void; exporting?: boolean }) {
   const [view, setView] = useState<DashboardView | null>(null);
+  const [exportOpen, setExportOpen] = useState(exporting);
   const [error, setError] = useState<AppError | null>(null);
   const [task, setTask] = useState<[string, string] | null>(null);
 
@@ -70,12 +74,17 @@ export function Dashboard({ onHome }: { onHome: () => void }) {
   }, [task]);
 
   useEffect(() => {
+    if (exportOpen) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") onHome();
+      else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "e") {
+        e.preventDefault();
+        setExportOpen(true);
+      }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [onHome]);
+  }, [onHome, exportOpen]);
 
   const d = view?.scores ?? null;
   const charts = useMemo(() => {
@@ -102,9 +111,10 @@ export function Dashboard({ onHome }: { onHome: () => void }) {
   return (
     <div className="home queue" data-screen="dashboard">
       <ScreenBar sub="Scores">
-        <button type="button" className="btn btn-ghost btn-sm" onClick={onHome} data-testid="back-home">
-          Back to tasks <kbd className="kbd">Esc</kbd>
+        <button type="button" className="btn btn-secondary btn-sm" onClick={() => setExportOpen(true)} data-testid="open-export">
+          Export a dataset… <kbd className="kbd">Ctrl E</kbd>
         </button>
+        <BackToTasks onHome={onHome} />
       </ScreenBar>
       <main className="queue-main db-main">
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
@@ -170,10 +180,12 @@ export function Dashboard({ onHome }: { onHome: () => void }) {
                   />
                 </figure>
               </div>
+              {view?.judge && <JudgeAgreementPanel judge={view.judge} testId="dashboard-judge" />}
             </div>
           )}
         </section>
       </main>
+      {exportOpen && <ExportDialog onClose={() => setExportOpen(false)} />}
     </div>
   );
 }

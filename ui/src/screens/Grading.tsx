@@ -9,6 +9,7 @@ import type { ImportView } from "../bindings/ImportView";
 import { ActingAs, ScreenBar } from "../components/ScreenBar";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { AgreementChart } from "../components/grading/AgreementChart";
+import { JudgeAgreementPanel } from "../components/grading/JudgeAgreement";
 import { describe, methodName, tone } from "../lib/agreement";
 import { dateTime, plural } from "../lib/format";
 
@@ -170,6 +171,7 @@ export function AgreementPanel({ agreement }: { agreement: AgreementView }) {
           measure it.
         </p>
       )}
+      <JudgeAgreementPanel judge={agreement.judge} />
     </div>
   );
 }

@@ -35,6 +35,8 @@ export function Home({
   onReview,
   onGrading,
   onDashboard,
+  onExport,
+  onProgress,
   onRubric,
   onHubSignIn,
   onReady,
@@ -47,6 +49,10 @@ export function Home({
   onGrading?: () => void;
   /** Opens the scores dashboard. */
   onDashboard?: () => void;
+  /** Opens the export dialog. */
+  onExport?: () => void;
+  /** Opens everyone's progress. */
+  onProgress?: () => void;
   /** Opens a task's rubric workspace. */
   onRubric?: (worldId: string, taskId: string) => void;
   /** Opens the team hub's sign-in screen. */
@@ -191,6 +197,16 @@ export function Home({
           {onDashboard && (
             <button type="button" className="btn btn-secondary btn-sm" onClick={onDashboard} data-testid="open-dashboard">
               Scores
+            </button>
+          )}
+          {onProgress && (
+            <button type="button" className="btn btn-secondary btn-sm" onClick={onProgress} data-testid="open-progress">
+              Progress
+            </button>
+          )}
+          {onExport && (
+            <button type="button" className="btn btn-secondary btn-sm" onClick={onExport} data-testid="open-export-home">
+              Export
             </button>
           )}
         </div>

@@ -1427,3 +1427,152 @@ fn export_folder_for_python() {
         s.episodes.div_ceil(5)
     );
 }
+
+/// The app exports through `export::ExportRequest` and
+/// `export::export_store`; for the same filters it must write exactly what
+/// `understudy export` writes, in every format.
+#[test]
+fn the_apps_export_request_writes_what_the_command_line_writes() {
+    let f = fixture();
+    let episodes = f.store.episodes(&Default::default()).unwrap();
+    let today = episodes[0].created_at[..10].to_string();
+    type Case<'a> = (Format, &'a str, Vec<(&'a str, String)>);
+    let cases: [Case; 5] = [
+        (Format::Native, "native", vec![]),
+        (
+            Format::Trl,
+            "trl",
+            vec![("status", "approved".into()), ("world", "mini".into())],
+        ),
+        (
+            Format::OpenAi,
+            "openai",
+            vec![("expert", f.expert.clone()), ("since", today.clone())],
+        ),
+        (
+            Format::Folder,
+            "folder",
+            vec![("task", "pay-back".into()), ("until", today.clone())],
+        ),
+        (
+            Format::Trl,
+            "trl",
+            vec![
+                ("status", "submitted".into()),
+                ("since", "2020-01-01".into()),
+            ],
+        ),
+    ];
+    for (i, (format, name, filters)) in cases.iter().enumerate() {
+        let by_cli = f.path(&format!("cli-{i}"));
+        let mut cmd = bin();
+        cmd.args(["export", "--format", name, "--output"])
+            .arg(&by_cli)
+            .arg("--worlds")
+            .arg(f.worlds())
+            .arg("--store")
+            .arg(f.store_path());
+        let mut request = export::ExportRequest::new(*format);
+        for (flag, value) in filters {
+            cmd.arg(format!("--{flag}")).arg(value);
+            let slot = match *flag {
+                "status" => &mut request.status,
+                "world" => &mut request.world,
+                "task" => &mut request.task,
+                "expert" => &mut request.expert,
+                "since" => &mut request.since,
+                "until" => &mut request.until,
+                other => panic!("no filter {other}"),
+            };
+            *slot = Some(value.clone());
+        }
+        run_ok(&mut cmd);
+        let by_app = f.path(&format!("app-{i}"));
+        let seen = std::cell::RefCell::new(Vec::new());
+        let summary = export::export_store(
+            &f.store,
+            &f.worlds(),
+            &request.options().unwrap(),
+            &by_app,
+            &|p| seen.borrow_mut().push((p.done, p.total)),
+        )
+        .unwrap();
+        assert!(summary.episodes > 0, "case {i} exports something");
+        let seen = seen.into_inner();
+        let total = seen[0].1;
+        assert_eq!(seen[0], (0, total), "the total comes first");
+        assert_eq!(seen.last(), Some(&(total, total)), "case {i}: {seen:?}");
+        assert_eq!(seen.len(), total as usize + 1);
+        assert_eq!(
+            export::count_matching(&f.store, &request.options().unwrap()).unwrap(),
+            total as usize
+        );
+        if *format == Format::Folder {
+            let files = |dir: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+                let mut out = Vec::new();
+                let mut stack = vec![dir.to_path_buf()];
+                while let Some(d) = stack.pop() {
+                    for e in std::fs::read_dir(&d).unwrap().flatten() {
+                        if e.path().is_dir() {
+                            stack.push(e.path());
+                        } else {
+                            let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+                            out.push((rel, std::fs::read(e.path()).unwrap()));
+                        }
+                    }
+                }
+                out.sort();
+                out
+            };
+            let (a, b) = (files(&by_cli), files(&by_app));
+            assert!(!a.is_empty());
+            assert_eq!(a, b, "case {i}: the dataset folders differ");
+        } else {
+            let (a, b) = (
+                std::fs::read(&by_cli).unwrap(),
+                std::fs::read(&by_app).unwrap(),
+            );
+            assert!(!a.is_empty());
+            assert!(a == b, "case {i}: {name} exports differ");
+        }
+    }
+}
+
+#[test]
+fn an_export_request_says_what_is_wrong_in_plain_words() {
+    let wrong = |edit: &dyn Fn(&mut export::ExportRequest)| {
+        let mut r = export::ExportRequest::new(Format::Trl);
+        edit(&mut r);
+        r.options().unwrap_err().to_string()
+    };
+    assert!(wrong(&|r| r.status = Some("done".into()))
+        .contains("the status: `done` is not an episode status"));
+    assert!(wrong(&|r| r.since = Some("last week".into())).contains("the start date"));
+    assert!(wrong(&|r| {
+        r.since = Some("2025-03-02".into());
+        r.until = Some("2025-03-01".into());
+    })
+    .contains("The end date is before the start date"));
+    assert!(wrong(&|r| r.rows_per_file = Some(10)).contains("only to a dataset folder"));
+    assert!(wrong(&|r| {
+        r.format = Format::Native;
+        r.include_retracted = true;
+    })
+    .contains("always keeps undone steps"));
+    assert!(wrong(&|r| {
+        r.format = Format::Folder;
+        r.rows_per_file = Some(0);
+    })
+    .contains("at least 1"));
+    // Blank filters mean "any", and one day is a whole day.
+    let mut r = export::ExportRequest::new(Format::Native);
+    r.world = Some("  ".into());
+    r.since = Some("2025-03-01".into());
+    r.until = Some("2025-03-01".into());
+    let o = r.options().unwrap();
+    assert_eq!(o.filter.world, None);
+    assert_eq!(
+        (o.filter.until.unwrap() - o.filter.since.unwrap()).num_hours(),
+        24
+    );
+}

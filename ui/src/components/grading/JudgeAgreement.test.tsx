@@ -1,0 +1,40 @@
+import { render, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { JudgeCriterionAgreement } from "../../bindings/JudgeCriterionAgreement";
+import { agreedText, JudgeAgreementPanel, judgeName } from "./JudgeAgreement";
+
+const criterion: JudgeCriterionAgreement = {
+  id: "kind",
+  description: "Declines kindly",
+  judges: ["command:my-judge"],
+  judged_runs: 2,
+  graded_runs: 2,
+  items: 4,
+  agreed: 3,
+  percent: 0.75,
+  kappa: 0.5,
+  note: null,
+  disagreements: [{ episode_id: "r2", grader: "ana", judge_met: false, grader_met: true }],
+};
+
+describe("judge against people", () => {
+  it("shows agreement with counts and κ per judged criterion", () => {
+    render(<JudgeAgreementPanel judge={{ task_id: "t", criteria: [criterion] }} />);
+    expect(screen.getByTestId("judge-agreed").textContent).toBe("Agreed on 3 of 4 grades (75%)");
+    expect(screen.getByTestId("judge-kappa").textContent).toBe("0.50 (moderate)");
+    expect(screen.getByTestId("judge-agreement").textContent).toContain("Judge: my-judge.");
+    expect(screen.getByTestId("judge-row").textContent).toContain("They differ on 1 run.");
+  });
+
+  it("shows nothing without a judge, and says why when there is nothing to compare", () => {
+    const none = { ...criterion, judged_runs: 0, items: 0, agreed: 0, percent: null, kappa: null, note: "No judge has graded these runs." };
+    const { container } = render(<JudgeAgreementPanel judge={{ task_id: "t", criteria: [none] }} />);
+    expect(container.innerHTML).toBe("");
+    const waiting = { ...none, judged_runs: 1, note: "Nobody has graded a run the judge graded yet." };
+    expect(agreedText(waiting)).toBe("Nobody has graded a run the judge graded yet.");
+    render(<JudgeAgreementPanel judge={{ task_id: "t", criteria: [waiting] }} />);
+    expect(screen.getByTestId("judge-kappa").textContent).toBe("—");
+    expect(judgeName("command:llm")).toBe("llm");
+    expect(judgeName("ana")).toBe("ana");
+  });
+});
