@@ -54,6 +54,7 @@
 pub mod batch;
 pub mod cheats;
 mod commit;
+pub mod compare;
 mod criterion;
 pub mod derive;
 pub mod document;
@@ -67,6 +68,7 @@ mod load;
 mod matchers;
 pub mod mutations;
 pub mod numbers;
+pub mod preview;
 mod records;
 mod scope_index;
 mod scope_mutants;
