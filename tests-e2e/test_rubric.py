@@ -158,12 +158,17 @@ def test_a_criterion_that_does_not_compile_is_shown_at_its_field_and_nothing_is_
     first = app.all("[data-testid=criterion]")[0]
     first.send_keys(Keys.ENTER)
     editor = app.css("[data-testid=criterion-editor]")
-    sql = editor.find_element(By.CSS_SELECTOR, "[data-field=query] textarea")
-    sql.clear()
+    # The advanced SQL view is a code editor: select all, then type over it.
+    sql = editor.find_element(By.CSS_SELECTOR, "[data-field=query] .cm-content")
+    sql.click()
+    sql.send_keys(Keys.CONTROL, "a")
     sql.send_keys("SELECT count(*) FROM nowhere")
     # Checked as it is typed: wait for the check of the whole query, not a prefix's.
     app.wait_text("[data-field=query] [data-testid=field-problem]", "no such table: nowhere")
     assert "cannot be run on the world's records" in app.text_of("[data-field=query] [data-testid=field-problem]")
+    # The preview says the same in plain words, at the field.
+    app.wait_text("[data-testid=preview-problem]", "There is no table “nowhere” in this world's records")
+    app.shot("35-rubric-sql-problem")
     assert app.css("[data-testid=lint]").get_attribute("disabled") is not None
     assert app.css("[data-testid=save]").get_attribute("disabled") is not None
     assert not (data_dir / "rubrics").exists()

@@ -257,7 +257,11 @@ export function StateForm({
   const changes = c.changes as { none?: boolean; only?: { table: string; key?: string }[] } | undefined;
   const built = typeof c.query === "string" ? parseRecordQuery(c.query) : null;
   const equals = expectedValue(c.expect);
-  const mode = changes ? "changes" : c.query === undefined || (built && equals.ok) ? "record" : "custom";
+  const derived = changes ? "changes" : c.query === undefined || (built && equals.ok) ? "record" : "custom";
+  // The mode picked stays while this criterion is open: SQL typed in the
+  // advanced view must not flip to the builder the moment it reads like one.
+  const [picked, setPicked] = useState<{ id: unknown; mode: string } | null>(null);
+  const mode = picked && picked.id === c.id && (picked.mode === "changes") === Boolean(changes) ? picked.mode : derived;
   const first = tables[0];
   const record = built ?? {
     table: first?.name ?? "",
@@ -278,6 +282,7 @@ export function StateForm({
     onChange(next);
   };
   const setMode = (m: string) => {
+    setPicked({ id: c.id, mode: m });
     if (m === "changes") onChange(setField(setField(setField(c, "query", undefined), "expect", undefined), "changes", { none: true }));
     else if (m === "record") setRecord({});
     else onChange(setField(c, "changes", undefined));

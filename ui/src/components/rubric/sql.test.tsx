@@ -75,6 +75,21 @@ describe("the SQL view", () => {
     act(() => view.dispatch({ changes: { from: view.state.doc.length, insert: " WHERE reason = 'duplicate'" } }));
     expect(onChange.mock.calls.at(-1)?.[0].query).toBe("SELECT count(*) FROM refunds WHERE reason = 'duplicate'");
   });
+
+  it("stays in the advanced view while SQL typed there reads like a builder check", () => {
+    let c: Record<string, unknown> = { id: "n", kind: "state", changes: { none: true }, points: 1 };
+    const onChange = vi.fn((next: Record<string, unknown>) => (c = next));
+    const props = { problems: [], tools: [], tables, sections: [], onChange };
+    const { container, rerender } = render(<CriterionForm criterion={c} {...props} />);
+    fireEvent.click(screen.getByLabelText("Advanced: the check in SQL"));
+    rerender(<CriterionForm criterion={c} {...props} />);
+    const view = editorOf(container);
+    act(() => view.dispatch({ changes: { from: 0, insert: "SELECT reason FROM refunds WHERE id = 'RF-1'" } }));
+    rerender(<CriterionForm criterion={c} {...props} />);
+    expect(c.query).toBe("SELECT reason FROM refunds WHERE id = 'RF-1'");
+    expect(container.querySelector(".cm-content")).toBeTruthy();
+    expect((screen.getByLabelText("Advanced: the check in SQL") as HTMLInputElement).checked).toBe(true);
+  });
 });
 
 describe("the preview", () => {
