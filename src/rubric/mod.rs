@@ -89,6 +89,7 @@ pub use evaluation::{ChangeRef, Evidence};
 pub use format::FORMAT;
 pub use judge::JudgeCommand;
 pub use judgment::Judgment;
+pub use kinds::judged::ScaleLevel;
 pub use score::{score_episode, score_episode_with, CriterionResult, Score, SectionResult};
 
 use crate::action::Action;

@@ -46,6 +46,7 @@ fn grade(criterion: &str, met: bool, reason: &str) -> GradeInput {
         criterion_id: criterion.into(),
         met,
         reason: reason.into(),
+        level: None,
     }
 }
 

@@ -15,7 +15,9 @@ import {
   sayKind,
   setField,
   str,
+  defaultScale,
   orderTool,
+  scaleOf,
   typed,
   withCount,
   withOrder,
@@ -24,6 +26,7 @@ import {
   type CountChoice,
   type Fields,
   type SayKind,
+  type ScaleLevelFields,
 } from "./fields";
 
 const KIND_LABELS: Record<string, string> = {
@@ -188,9 +191,12 @@ export function CriterionForm({ criterion: c, problems, tools, tables, sections,
         </Field>
       )}
       {kind === "judged" && (
-        <Field label="The question for the person grading" name="guidance" problems={problems}>
-          {(id) => <textarea id={id} rows={3} value={str(c.guidance)} onChange={(e) => set("guidance", e.target.value || undefined)} />}
-        </Field>
+        <>
+          <Field label="The question for the person grading" name="guidance" problems={problems}>
+            {(id) => <textarea id={id} rows={3} value={str(c.guidance)} onChange={(e) => set("guidance", e.target.value || undefined)} />}
+          </Field>
+          <ScaleField c={c} points={points} problems={problems} onChange={onChange} />
+        </>
       )}
       {general.map((p, i) => (
         <div key={i} className="rf-problem" role="alert" data-testid="field-problem">
@@ -538,6 +544,69 @@ function OrderField({
             </option>
           ))}
         </select>
+      )}
+    </Field>
+  );
+}
+
+/** A judged criterion's grading scale: met or not met, or levels with labels and points. */
+export function ScaleField({ c, points, problems, onChange }: KindProps & { points: number }) {
+  const scale = scaleOf(c);
+  const setScale = (levels: ScaleLevelFields[] | undefined) => onChange(setField(c, "scale", levels));
+  const top = Number.isFinite(points) && points !== 0 ? points : 1;
+  return (
+    <Field
+      label="How it is graded"
+      name="scale"
+      problems={problems}
+      hint={
+        scale
+          ? `Each level earns its points; the best must earn all ${top}. A level with 0 points counts as not met.`
+          : "The grader says met or not met."
+      }
+    >
+      {(id) => (
+        <div id={id} className="rf-list" data-testid="scale">
+          {!scale && (
+            <button type="button" className="btn btn-secondary btn-xs" onClick={() => setScale(defaultScale(top))} data-testid="use-scale">
+              Grade on a scale instead
+            </button>
+          )}
+          {scale?.map((l, i) => (
+            <div key={i} className="rf-row" data-testid="scale-level">
+              <input
+                aria-label={`Level ${i + 1}: words the grader picks`}
+                value={l.label}
+                placeholder="e.g. Clear but curt"
+                onChange={(e) => setScale(scale.map((x, j) => (j === i ? { ...x, label: e.target.value } : x)))}
+              />
+              <input
+                aria-label={`Level ${i + 1}: points`}
+                type="number"
+                step="any"
+                value={str(l.points)}
+                onChange={(e) => setScale(scale.map((x, j) => (j === i ? { ...x, points: e.target.value === "" ? 0 : Number(e.target.value) } : x)))}
+              />
+              <button type="button" className="btn btn-ghost btn-xs" onClick={() => setScale(scale.filter((_, j) => j !== i))}>
+                Remove
+              </button>
+            </div>
+          ))}
+          {scale && (
+            <div className="row gap-xs">
+              <button
+                type="button"
+                className="btn btn-secondary btn-xs"
+                onClick={() => setScale([...scale, { label: "", points: 0 }])}
+              >
+                Add a level
+              </button>
+              <button type="button" className="btn btn-ghost btn-xs" onClick={() => setScale(undefined)} data-testid="no-scale">
+                Met or not met instead
+              </button>
+            </div>
+          )}
+        </div>
       )}
     </Field>
   );

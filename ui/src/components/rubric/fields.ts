@@ -143,3 +143,27 @@ export function withSay(c: Fields, kind: SayKind, text: string): Fields {
   // Numbers stay as typed ("79.00"), so an amount keeps its cents.
   return setField(next, kind, t);
 }
+
+/** One level of a judged criterion's scale, as the rubric file writes it. */
+export interface ScaleLevelFields {
+  label: string;
+  points: number;
+}
+
+/** The scale of a judged criterion, or null when it is graded met or not met. */
+export function scaleOf(c: Fields): ScaleLevelFields[] | null {
+  if (!Array.isArray(c.scale)) return null;
+  return c.scale.map((l) => {
+    const o = (l && typeof l === "object" ? l : {}) as Record<string, unknown>;
+    return { label: str(o.label), points: typeof o.points === "number" ? o.points : Number(o.points ?? 0) };
+  });
+}
+
+/** A three-level scale to start from: all, half and none of `points`. */
+export function defaultScale(points: number): ScaleLevelFields[] {
+  return [
+    { label: "Fully", points },
+    { label: "Partly", points: points / 2 },
+    { label: "Not at all", points: 0 },
+  ];
+}
