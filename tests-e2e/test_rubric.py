@@ -25,6 +25,18 @@ def cli() -> str:
     return str(path)
 
 
+def cli_lint(world: str, rubrics: Path, task: str) -> str:
+    """`understudy rubric lint` on a folder of saved rubrics; its output, once it passed."""
+    out = subprocess.run(
+        [cli(), "rubric", "lint", "--world", str(ROOT / "fixtures" / "worlds" / world), "--rubrics", str(rubrics), "--task", task],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
 def lint(app):
     """Runs lint from the window and waits for its result."""
     app.clickable("[data-testid=lint]").click()
@@ -132,15 +144,9 @@ def test_annotator_drafts_lints_tightens_and_saves_a_rubric(launch, data_dir: Pa
     conn.close()
 
     # The real command line lints the saved file and agrees: it passes.
-    out = subprocess.run(
-        [cli(), "rubric", "lint", "--world", str(ROOT / "fixtures" / "worlds" / WORLD), "--rubrics", str(saved.parent), "--task", TASK],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert f"ok   {TASK}" in out.stdout, out.stdout
-    assert "passed 1/1 task(s)" in out.stdout, out.stdout
+    out = cli_lint(WORLD, saved.parent, TASK)
+    assert f"ok   {TASK}" in out, out
+    assert "passed 1/1 task(s)" in out, out
 
     # Reopening shows the saved version, not the world's file.
     app.clickable("[data-testid=rubric-back]").click()

@@ -5,14 +5,12 @@ anything), adds a check in the advanced SQL view with completion and a
 preview of what it reads, lints again to 100%, saves two versions and
 compares them; the real command line agrees on the saved file."""
 
-import subprocess
 from pathlib import Path
 
-from conftest import ROOT
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
-from test_rubric import cli, lint, survivor_ids
+from test_rubric import cli_lint, lint, survivor_ids
 
 WORLD = "contract-review"
 TASK = "phi-offshore-info-request"
@@ -97,11 +95,5 @@ def test_a_lawyer_drafts_tightens_and_saves_a_contract_review_rubric(launch, dat
     saved = data_dir / "rubrics" / WORLD / f"{TASK}.toml"
     text = saved.read_text()
     assert QUERY in text and 'expect = { contains = "PHI" }' in text, text
-    out = subprocess.run(
-        [cli(), "rubric", "lint", "--world", str(ROOT / "fixtures" / "worlds" / WORLD), "--rubrics", str(saved.parent), "--task", TASK],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert f"ok   {TASK}" in out.stdout and "(100%)" in out.stdout, out.stdout
+    out = cli_lint(WORLD, saved.parent, TASK)
+    assert f"ok   {TASK}" in out and "(100%)" in out, out

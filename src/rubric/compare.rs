@@ -202,14 +202,6 @@ fn compared(world: &World, c: &Fields) -> ComparedCriterion {
     }
 }
 
-fn list_change(out: &mut Vec<String>, what: &str, before: usize, after: usize, same: bool) {
-    if before != after {
-        out.push(format!("{what}: {after}, was {before}"));
-    } else if !same {
-        out.push(format!("{what} changed"));
-    }
-}
-
 /// What differs from `before` (the older version) to `after`.
 pub fn compare(world: &World, before: &RubricDoc, after: &RubricDoc) -> RubricComparison {
     let find = |doc: &RubricDoc, id: &str| doc.criteria.iter().find(|c| id_of(c) == id).cloned();
@@ -273,27 +265,23 @@ pub fn compare(world: &World, before: &RubricDoc, after: &RubricDoc) -> RubricCo
         out.other
             .push("The criteria are in a different order".into());
     }
-    list_change(
-        &mut out.other,
-        "Groups",
-        before.sections.len(),
-        after.sections.len(),
-        before.sections == after.sections,
-    );
-    list_change(
-        &mut out.other,
-        "Forbidden actions lint tries",
-        before.forbidden.len(),
-        after.forbidden.len(),
-        before.forbidden == after.forbidden,
-    );
-    list_change(
-        &mut out.other,
-        "Gold runs",
-        before.gold.len(),
-        after.gold.len(),
-        before.gold == after.gold,
-    );
+    let lists: [(&str, &[Fields], &[Fields]); 3] = [
+        ("Groups", &before.sections, &after.sections),
+        (
+            "Forbidden actions lint tries",
+            &before.forbidden,
+            &after.forbidden,
+        ),
+        ("Gold runs", &before.gold, &after.gold),
+    ];
+    for (what, b, a) in lists {
+        if b.len() != a.len() {
+            out.other
+                .push(format!("{what}: {}, was {}", a.len(), b.len()));
+        } else if b != a {
+            out.other.push(format!("{what} changed"));
+        }
+    }
     out
 }
 
@@ -302,11 +290,9 @@ mod tests {
     use super::*;
     use crate::rubric::RUBRICS_DIR;
     use serde_json::json;
-    use std::path::Path;
 
-    fn desk() -> World {
-        World::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/support-desk"))
-            .expect("support-desk loads")
+    fn desk() -> std::sync::Arc<World> {
+        crate::rubric::support_desk()
     }
 
     fn bundled(world: &World, task: &str) -> RubricDoc {

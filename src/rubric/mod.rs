@@ -89,6 +89,16 @@ pub use evaluation::{ChangeRef, Evidence};
 pub use format::FORMAT;
 pub use judge::JudgeCommand;
 pub use judgment::Judgment;
+
+/// The support-desk fixture world, loaded once, for the rubric tests.
+#[cfg(test)]
+pub(crate) fn support_desk() -> Arc<World> {
+    static W: OnceLock<Arc<World>> = OnceLock::new();
+    Arc::clone(W.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/support-desk");
+        Arc::new(World::load(&root).expect("support-desk loads"))
+    }))
+}
 pub use kinds::judged::ScaleLevel;
 pub use score::{score_episode, score_episode_with, CriterionResult, Score, SectionResult};
 

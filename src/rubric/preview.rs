@@ -156,15 +156,9 @@ pub fn plain_sql_error(message: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::path::Path;
-    use std::sync::OnceLock;
 
     fn desk() -> Arc<World> {
-        static W: OnceLock<Arc<World>> = OnceLock::new();
-        Arc::clone(W.get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/support-desk");
-            Arc::new(World::load(&root).expect("support-desk loads"))
-        }))
+        crate::rubric::support_desk()
     }
 
     fn solution() -> Vec<Action> {

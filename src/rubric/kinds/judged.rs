@@ -194,19 +194,14 @@ fn scale_levels(
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::{Arc, OnceLock};
+    use std::sync::Arc;
 
     use crate::error::Error;
     use crate::rubric::{replay_and_score, Judgment, Rubric};
     use crate::{Episode, World};
 
     fn desk() -> Arc<World> {
-        static W: OnceLock<Arc<World>> = OnceLock::new();
-        Arc::clone(W.get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/support-desk");
-            Arc::new(World::load(&root).expect("support-desk loads"))
-        }))
+        crate::rubric::support_desk()
     }
 
     /// A rubric of one automatic point and a judged criterion worth 2 on a scale.
