@@ -213,7 +213,8 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
       } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "l" && doc) {
         e.preventDefault();
         if (!invalid && !lintRunning) void runLint();
-      } else if (e.key === "Escape" && selected !== null) {
+      } else if (e.key === "Escape" && selected !== null && !e.defaultPrevented) {
+        // Not when a field used it (the SQL editor closing its completions).
         setSelected(null);
       }
     };
