@@ -171,7 +171,9 @@ export function QueryPreviewPanel({ query, runs, preview, delayMs = 350 }: Query
                   {result.rows.map((r, i) => (
                     <tr key={i}>
                       {r.map((v, j) => (
-                        <td key={j}>{cell(v)}</td>
+                        <td key={j} title={cell(v)}>
+                          {cell(v)}
+                        </td>
                       ))}
                     </tr>
                   ))}
