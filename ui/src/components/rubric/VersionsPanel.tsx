@@ -1,6 +1,6 @@
 // The saved versions of a task's rubric, and what differs between two of
 // them (criteria added, removed and changed, as sentences).
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { RubricComparison } from "../../bindings/RubricComparison";
 import type { RubricVersion } from "../../bindings/RubricVersion";
 import { pointsLabel } from "./CriterionList";
@@ -25,6 +25,11 @@ export function VersionsPanel({ versions, compare }: VersionsPanelProps) {
   const [result, setResult] = useState<RubricComparison | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const shown = useRef<HTMLDivElement>(null);
+  // Bring the comparison into view: the panel sits below the fold.
+  useEffect(() => {
+    if (result) shown.current?.scrollIntoView?.({ block: "nearest" });
+  }, [result]);
   const a = from ?? versions[1]?.id ?? null;
   const b = to ?? versions[0]?.id ?? null;
   const run = async () => {
@@ -77,7 +82,7 @@ export function VersionsPanel({ versions, compare }: VersionsPanelProps) {
               {error}
             </div>
           )}
-          {result && <Comparison c={result} />}
+          <div ref={shown}>{result && <Comparison c={result} />}</div>
         </div>
       )}
     </section>
