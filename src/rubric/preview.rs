@@ -111,7 +111,7 @@ pub fn plain_sql_error(message: &str) -> String {
             .and_then(|i| m[i + prefix.len()..].split_whitespace().next())
     };
     if let Some(table) = after("no such table:") {
-        return format!("There is no table “{table}” in this world's records. The tables are listed beside the editor.");
+        return format!("There is no table “{table}” in this world's records. Ctrl+Space in the check lists the tables it can read.");
     }
     if let Some(column) = after("no such column:") {
         return format!("There is no field “{column}” in the tables this check reads. Check its spelling against the table's fields.");
