@@ -25,6 +25,18 @@ def cli() -> str:
     return str(path)
 
 
+def cli_lint(world: str, rubrics: Path, task: str) -> str:
+    """`understudy rubric lint` on a folder of saved rubrics; its output, once it passed."""
+    out = subprocess.run(
+        [cli(), "rubric", "lint", "--world", str(ROOT / "fixtures" / "worlds" / world), "--rubrics", str(rubrics), "--task", task],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
 def lint(app):
     """Runs lint from the window and waits for its result."""
     app.clickable("[data-testid=lint]").click()
@@ -132,15 +144,9 @@ def test_annotator_drafts_lints_tightens_and_saves_a_rubric(launch, data_dir: Pa
     conn.close()
 
     # The real command line lints the saved file and agrees: it passes.
-    out = subprocess.run(
-        [cli(), "rubric", "lint", "--world", str(ROOT / "fixtures" / "worlds" / WORLD), "--rubrics", str(saved.parent), "--task", TASK],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert f"ok   {TASK}" in out.stdout, out.stdout
-    assert "passed 1/1 task(s)" in out.stdout, out.stdout
+    out = cli_lint(WORLD, saved.parent, TASK)
+    assert f"ok   {TASK}" in out, out
+    assert "passed 1/1 task(s)" in out, out
 
     # Reopening shows the saved version, not the world's file.
     app.clickable("[data-testid=rubric-back]").click()
@@ -158,12 +164,17 @@ def test_a_criterion_that_does_not_compile_is_shown_at_its_field_and_nothing_is_
     first = app.all("[data-testid=criterion]")[0]
     first.send_keys(Keys.ENTER)
     editor = app.css("[data-testid=criterion-editor]")
-    sql = editor.find_element(By.CSS_SELECTOR, "[data-field=query] textarea")
-    sql.clear()
+    # The advanced SQL view is a code editor: select all, then type over it.
+    sql = editor.find_element(By.CSS_SELECTOR, "[data-field=query] .cm-content")
+    sql.click()
+    sql.send_keys(Keys.CONTROL, "a")
     sql.send_keys("SELECT count(*) FROM nowhere")
     # Checked as it is typed: wait for the check of the whole query, not a prefix's.
     app.wait_text("[data-field=query] [data-testid=field-problem]", "no such table: nowhere")
     assert "cannot be run on the world's records" in app.text_of("[data-field=query] [data-testid=field-problem]")
+    # The preview says the same in plain words, at the field.
+    app.wait_text("[data-testid=preview-problem]", "There is no table “nowhere” in this world's records")
+    app.shot("35-rubric-sql-problem")
     assert app.css("[data-testid=lint]").get_attribute("disabled") is not None
     assert app.css("[data-testid=save]").get_attribute("disabled") is not None
     assert not (data_dir / "rubrics").exists()

@@ -494,6 +494,7 @@ mod tests {
                         criterion_id: "kind-and-clear".into(),
                         met,
                         reason: "Read the reply.".into(),
+                        level: None,
                     },
                 )
             })

@@ -16,8 +16,10 @@ use std::time::Instant;
 use serde::Serialize;
 use tauri::{Emitter, Manager, State};
 use ts_rs::TS;
+use understudy::rubric::compare::{self, RubricComparison};
 use understudy::rubric::document::{self, Checked, RubricDoc, TableColumns};
 use understudy::rubric::lint::{self, LintOptions, LintProgress, RunResult};
+use understudy::rubric::preview::{self, QueryPreview};
 use understudy::rubric::survivors::{self, Survivor};
 use understudy::rubric::{derive, Rubric};
 use understudy::store::{Actor, EpisodeFilter, EpisodeStatus, NewRubricVersion, RubricVersion};
@@ -66,6 +68,10 @@ pub struct ToolChoice {
     pub title: String,
     pub writes: bool,
     pub params: Vec<ParamChoice>,
+    /// The tool's parameters as the world declares them (JSON Schema): the
+    /// argument form is built from it.
+    #[ts(type = "Record<string, unknown>")]
+    pub schema: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -264,6 +270,7 @@ fn tools(world: &World) -> Vec<ToolChoice> {
                 name: t.name.clone(),
                 title: t.title.clone(),
                 writes: t.kind == ToolKind::Write,
+                schema: t.parameters.clone(),
                 params: props
                     .into_iter()
                     .flatten()
@@ -329,6 +336,48 @@ fn runs(service: &Service, world: &World, task_id: &str) -> AppResult<Vec<RunCho
         });
     }
     Ok(out)
+}
+
+/// The actions and seed of a run of `task_id` (`solution`, or a stored
+/// episode id), with a label for the window.
+fn stored_run(
+    service: &Service,
+    world: &World,
+    task_id: &str,
+    run: &str,
+) -> AppResult<(Vec<Action>, u64, String)> {
+    if run == "solution" {
+        let task = world
+            .task(task_id)
+            .ok_or_else(|| AppError::not_found(format!("The task \"{task_id}\"")))?;
+        return Ok((
+            derive::solution(task)?,
+            0,
+            "The task's reference solution".to_string(),
+        ));
+    }
+    let record = service.store().episode(run)?;
+    if record.task_id != task_id || record.world_id != world.meta.id {
+        return Err(AppError::new(
+            "wrong_run",
+            format!(
+                "Run {} is of another task; choose a run of this one.",
+                short(&record.id)
+            ),
+        ));
+    }
+    let actions = service
+        .store()
+        .steps(run)?
+        .into_iter()
+        .filter(|s| !s.retracted)
+        .map(|s| s.action)
+        .collect();
+    Ok((
+        actions,
+        record.seed,
+        format!("Run {} by {}", short(&record.id), actor(&record.actor)),
+    ))
 }
 
 fn lint_view(rubric: &Rubric, lint: &lint::TaskLint, millis: f64) -> LintView {
@@ -480,22 +529,7 @@ command! {
         let service = state.service()?;
         let world = service.world(&world_id)?;
         let (checked, rubric) = compiled(&world, &doc)?;
-        let (actions, seed, label) = if run == "solution" {
-            let task = world
-                .task(&rubric.task_id)
-                .ok_or_else(|| AppError::not_found(format!("The task \"{}\"", rubric.task_id)))?;
-            (derive::solution(task)?, 0, "The task's reference solution".to_string())
-        } else {
-            let record = service.store().episode(&run)?;
-            let actions = service
-                .store()
-                .steps(&run)?
-                .into_iter()
-                .filter(|s| !s.retracted)
-                .map(|s| s.action)
-                .collect();
-            (actions, record.seed, format!("Run {} by {}", short(&record.id), actor(&record.actor)))
-        };
+        let (actions, seed, label) = stored_run(service, &world, &rubric.task_id, &run)?;
         let mut episode = Episode::new(Arc::clone(&world))?;
         let score = understudy::rubric::replay_and_score(&mut episode, &rubric, seed, &actions, &[])?;
         let sentence_of = |id: &str| {
@@ -564,5 +598,39 @@ command! {
             version: saved.version,
             versions: service.store().rubric_versions(&world.meta.id, &doc.task)?,
         })
+    }
+}
+
+command! {
+    /// What a state check's query reads on a run's final state (`solution`
+    /// or a stored episode id), replayed by the engine: at most 50 rows,
+    /// read-only; a query that cannot run says why in plain words.
+    #[tauri::command(async)]
+    pub fn preview_query(state: State<'_, AppState>, world_id: String, task_id: String, run: String, query: String) -> AppResult<QueryPreview> {
+        let service = state.service()?;
+        let world = service.world(&world_id)?;
+        let (actions, seed, _) = stored_run(service, &world, &task_id, &run)?;
+        Ok(preview::preview_after(&world, &task_id, seed, &actions, &query)?)
+    }
+}
+
+command! {
+    /// What differs between two saved versions of a task's rubric (by their
+    /// ids in the version list): criteria added, removed and changed, as
+    /// sentences.
+    #[tauri::command(async)]
+    pub fn compare_rubric_versions(state: State<'_, AppState>, world_id: String, task_id: String, from: u32, to: u32) -> AppResult<RubricComparison> {
+        let service = state.service()?;
+        let world = service.world(&world_id)?;
+        let versions = service.store().rubric_versions(&world.meta.id, &task_id)?;
+        let doc = |id: u32| -> AppResult<RubricDoc> {
+            let v = versions
+                .iter()
+                .find(|v| v.id == i64::from(id))
+                .ok_or_else(|| AppError::not_found(format!("Saved version {id} of this rubric")))?;
+            Ok(RubricDoc::parse(&task_id, &v.path, &v.content)?)
+        };
+        let (older, newer) = if from <= to { (from, to) } else { (to, from) };
+        Ok(compare::compare(&world, &doc(older)?, &doc(newer)?))
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::automatic_score;
 use super::verdicts::{given, Given};
 use crate::error::{Error, Result};
-use crate::rubric::{CriterionKind, Evidence, Judgment, Rubric, Score};
+use crate::rubric::{CriterionKind, Evidence, Judgment, Rubric, ScaleLevel, Score};
 use crate::store::{JudgmentRecord, OverrideRecord, Store};
 use crate::world::World;
 
@@ -46,6 +46,9 @@ pub struct SheetCriterion {
     pub description: String,
     /// For judged criteria: what met and not met mean.
     pub guidance: String,
+    /// For a judged criterion graded on a scale: its levels, in the
+    /// rubric's order (a grade picks one); empty: met or not met.
+    pub scale: Vec<ScaleLevel>,
     /// How it is checked.
     pub kind: CriterionKind,
     /// Positive: must happen; negative: must not.
@@ -76,6 +79,8 @@ pub struct Grade {
     pub at: String,
     /// For an override: what the automatic check had found.
     pub original: Option<bool>,
+    /// For a judged criterion on a scale: the level chosen.
+    pub level: Option<String>,
 }
 
 impl From<Given> for Grade {
@@ -85,6 +90,7 @@ impl From<Given> for Grade {
             reason: g.reason,
             at: g.at,
             original: g.original_met,
+            level: g.level,
         }
     }
 }
@@ -113,6 +119,7 @@ pub fn sheet(
                         reason: g.reason.clone(),
                         judge: grader.to_string(),
                         at: g.at.clone(),
+                        level: g.level.clone(),
                     },
                 );
             }
@@ -133,6 +140,7 @@ pub fn sheet(
                 id: c.id.clone(),
                 description: c.description.clone(),
                 guidance: c.guidance().to_string(),
+                scale: c.scale().to_vec(),
                 kind: c.kind,
                 points: c.points,
                 gate: c.gate,
@@ -166,6 +174,11 @@ pub struct GradeInput {
     pub met: bool,
     /// Why: required.
     pub reason: String,
+    /// For a judged criterion with a scale: the level chosen (required
+    /// there; its points decide `met`).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub level: Option<String>,
 }
 
 /// Records `grader`'s grade of one criterion of a run, with a reason: a
@@ -184,14 +197,15 @@ pub fn grade(
         criterion_id,
         met,
         reason,
+        level,
     } = input;
-    let met = *met;
     let c = rubric.criterion(criterion_id).ok_or_else(|| {
         Error::NotFound(format!(
             "criterion `{criterion_id}` in the rubric of task {}",
             rubric.task_id
         ))
     })?;
+    let met = scaled(c, *met, level.as_deref())?;
     if reason.trim().is_empty() {
         return Err(Error::Conflict(format!(
             "a grade needs a reason: say why \"{}\" is {}",
@@ -210,6 +224,7 @@ pub fn grade(
                 reason: reason.clone(),
                 judge: grader.to_string(),
                 at: String::new(),
+                level: level.clone().filter(|_| !c.scale().is_empty()),
             },
         )?;
     } else {
@@ -234,6 +249,54 @@ pub fn grade(
         )?;
     }
     sheet(store, world, rubric, episode_id, grader)
+}
+
+/// Whether a grade of `c` at `level` is met: on a scale the level decides
+/// (and must be one of its levels); without one, `met` as given. Refused: a
+/// scale without a level, an unknown level, a level where there is no scale.
+fn scaled(c: &crate::rubric::Criterion, met: bool, level: Option<&str>) -> Result<bool> {
+    let scale = c.scale();
+    match (
+        level.map(str::trim).filter(|l| !l.is_empty()),
+        scale.is_empty(),
+    ) {
+        (None, true) => Ok(met),
+        (Some(l), true) => Err(Error::Conflict(format!(
+            "\"{}\" is graded met or not met; it has no scale with a level \"{l}\"",
+            c.description
+        ))),
+        (None, false) => Err(Error::Conflict(format!(
+            "\"{}\" is graded on a scale: choose one of {}",
+            c.description,
+            levels(scale)
+        ))),
+        (Some(l), false) => {
+            let probe = Judgment {
+                criterion_id: c.id.clone(),
+                criterion_hash: None,
+                met,
+                reason: String::new(),
+                judge: String::new(),
+                at: String::new(),
+                level: Some(l.to_string()),
+            };
+            c.graded(&probe).map(|(met, _)| met).ok_or_else(|| {
+                Error::Conflict(format!(
+                    "\"{l}\" is not a level of the scale of \"{}\"; choose one of {}",
+                    c.description,
+                    levels(scale)
+                ))
+            })
+        }
+    }
+}
+
+fn levels(scale: &[ScaleLevel]) -> String {
+    scale
+        .iter()
+        .map(|l| format!("\"{}\"", l.label))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Marks `grader`'s grading of a run done. Refused while a judged
@@ -264,4 +327,53 @@ pub fn finish(
     store.assign_grader(episode_id, grader)?;
     store.set_grading_done(episode_id, grader, true)?;
     sheet(store, world, rubric, episode_id, grader)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn rubric(scale: &str) -> Rubric {
+        let world = Arc::new(
+            World::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/support-desk"))
+                .expect("support-desk loads"),
+        );
+        let text = format!(
+            "format = 1\nversion = \"1\"\n\n[[criteria]]\nid = \"closed\"\ndescription = \"The ticket is closed\"\nkind = \"state\"\nquery = \"SELECT status FROM tickets WHERE id = 'T-1042'\"\nexpect = {{ equals = \"closed\" }}\npoints = 1\n\n[[criteria]]\nid = \"tone\"\ndescription = \"Kind and clear\"\nkind = \"judged\"\n{scale}\npoints = 2\n"
+        );
+        Rubric::from_str(&world, "duplicate-charge", "t.toml", &text).expect("compiles")
+    }
+
+    #[test]
+    fn a_grade_on_a_scale_needs_one_of_its_levels_and_the_level_decides_met() {
+        let r = rubric("scale = [{ label = \"Clear\", points = 2 }, { label = \"Curt\", points = 1 }, { label = \"Unclear\", points = 0 }]");
+        let c = r.criterion("tone").expect("judged");
+        assert!(scaled(c, false, Some("Curt")).expect("a level"));
+        assert!(!scaled(c, true, Some(" Unclear ")).expect("a level"));
+        let none = scaled(c, true, None).expect_err("no level").to_string();
+        assert!(
+            none.contains("graded on a scale: choose one of \"Clear\", \"Curt\", \"Unclear\""),
+            "{none}"
+        );
+        let unknown = scaled(c, true, Some("Superb"))
+            .expect_err("unknown")
+            .to_string();
+        assert!(
+            unknown.contains("\"Superb\" is not a level of the scale of \"Kind and clear\""),
+            "{unknown}"
+        );
+
+        let plain = rubric("");
+        let c = plain.criterion("tone").expect("judged");
+        assert!(scaled(c, true, None).expect("met"));
+        assert!(!scaled(c, false, Some("")).expect("an empty level is none"));
+        let stray = scaled(c, true, Some("Curt"))
+            .expect_err("no scale")
+            .to_string();
+        assert!(
+            stray.contains("graded met or not met; it has no scale"),
+            "{stray}"
+        );
+    }
 }

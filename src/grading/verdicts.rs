@@ -17,6 +17,8 @@ pub(crate) struct Given {
     pub at: String,
     /// For an override, what the automatic check had found.
     pub original_met: Option<bool>,
+    /// For a judgment on a scale, the level chosen.
+    pub level: Option<String>,
 }
 
 /// Each criterion's latest grade by `grader` on run `episode_id`.
@@ -41,6 +43,7 @@ pub(crate) fn given(
                     reason: j.reason,
                     at: j.at,
                     original_met: None,
+                    level: j.level,
                 },
             );
         }
@@ -54,6 +57,7 @@ pub(crate) fn given(
                     reason: o.reason,
                     at: o.at,
                     original_met: o.original_met,
+                    level: None,
                 },
             );
         }

@@ -113,7 +113,7 @@ impl Check {
             CriterionKind::Action => ActionCheck::compile(c, cx).map(Check::Action),
             CriterionKind::Message => MessageCheck::compile(c, cx).map(Check::Message),
             CriterionKind::Scope => ScopeCheck::compile(c, cx).map(Check::Scope),
-            CriterionKind::Judged => Some(Check::Judged(JudgedCheck::compile(c))),
+            CriterionKind::Judged => JudgedCheck::compile(c, cx).map(Check::Judged),
         }
     }
 }
@@ -125,7 +125,26 @@ impl Criterion {
             Check::Action(a) => a.evaluate(cx),
             Check::Message(m) => m.evaluate(cx),
             Check::Scope(s) => s.evaluate(cx),
-            Check::Judged(j) => j.evaluate(cx, &self.id, &self.hash),
+            Check::Judged(j) => j.evaluate(cx, &self.id, &self.hash, self.points),
+        }
+    }
+
+    /// The levels a judged criterion is graded on; empty when it is met or
+    /// not met (and for the kinds checked automatically).
+    pub fn scale(&self) -> &[judged::ScaleLevel] {
+        match &self.check {
+            Check::Judged(j) => &j.scale,
+            _ => &[],
+        }
+    }
+
+    /// The points a grade of this judged criterion earns (its level's, on a
+    /// scale) and whether it counts as met; `None` when the grade names a
+    /// level the scale does not have.
+    pub fn graded(&self, j: &super::judgment::Judgment) -> Option<(bool, f64)> {
+        match &self.check {
+            Check::Judged(check) => check.grade(self.points, j),
+            _ => Some((j.met, if j.met { self.points } else { 0.0 })),
         }
     }
 

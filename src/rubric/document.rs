@@ -584,14 +584,9 @@ pub fn open(
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::sync::OnceLock;
 
     fn desk() -> Arc<World> {
-        static W: OnceLock<Arc<World>> = OnceLock::new();
-        Arc::clone(W.get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/support-desk");
-            Arc::new(World::load(&root).expect("support-desk loads"))
-        }))
+        crate::rubric::support_desk()
     }
 
     fn bundled(task: &str) -> (String, RubricDoc) {

@@ -116,6 +116,9 @@ pub struct CriterionToml {
     // judged
     /// Instructions for the person or program grading a judged criterion.
     pub guidance: Option<String>,
+    /// The levels a judged criterion is graded on (`{ label, points }`
+    /// each), best first or in any order; absent: met or not met.
+    pub scale: Option<Spanned<Vec<toml::Value>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -99,6 +99,7 @@ impl JudgeCommand {
             reason: verdict.1,
             judge: self.label(),
             at: crate::store::now(),
+            level: None,
         })
     }
 }

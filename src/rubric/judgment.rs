@@ -26,4 +26,9 @@ pub struct Judgment {
     /// say.
     #[serde(default)]
     pub at: String,
+    /// The level of the criterion's `scale` it was graded at (its label),
+    /// when the criterion has a scale; it then earns that level's points.
+    /// `None` is a plain met / not met grade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
 }

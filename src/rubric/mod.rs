@@ -54,6 +54,7 @@
 pub mod batch;
 pub mod cheats;
 mod commit;
+pub mod compare;
 mod criterion;
 pub mod derive;
 pub mod document;
@@ -67,6 +68,7 @@ mod load;
 mod matchers;
 pub mod mutations;
 pub mod numbers;
+pub mod preview;
 mod records;
 mod scope_index;
 mod scope_mutants;
@@ -87,6 +89,17 @@ pub use evaluation::{ChangeRef, Evidence};
 pub use format::FORMAT;
 pub use judge::JudgeCommand;
 pub use judgment::Judgment;
+
+/// The support-desk fixture world, loaded once, for the rubric tests.
+#[cfg(test)]
+pub(crate) fn support_desk() -> Arc<World> {
+    static W: OnceLock<Arc<World>> = OnceLock::new();
+    Arc::clone(W.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/support-desk");
+        Arc::new(World::load(&root).expect("support-desk loads"))
+    }))
+}
+pub use kinds::judged::ScaleLevel;
 pub use score::{score_episode, score_episode_with, CriterionResult, Score, SectionResult};
 
 use crate::action::Action;

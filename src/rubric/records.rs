@@ -54,6 +54,7 @@ impl From<&Judgment> for JudgmentRecord {
             reason: j.reason.clone(),
             judge: j.judge.clone(),
             at: j.at.clone(),
+            level: j.level.clone(),
         }
     }
 }
@@ -67,6 +68,7 @@ impl From<JudgmentRecord> for Judgment {
             reason: j.reason,
             judge: j.judge,
             at: j.at,
+            level: j.level,
         }
     }
 }

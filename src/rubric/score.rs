@@ -194,8 +194,13 @@ pub fn score_episode_with(
                 points: c.points,
                 gate: c.gate,
                 required: c.required,
+                earned: match evidence.judgment.as_ref().and_then(|j| c.graded(j)) {
+                    // A grade on a scale earns its level's points.
+                    Some((_, earned)) if met.is_some() && c.kind == CriterionKind::Judged => earned,
+                    _ if met == Some(true) => c.points,
+                    _ => 0.0,
+                },
                 met,
-                earned: if met == Some(true) { c.points } else { 0.0 },
                 section: c.section.clone(),
                 error,
                 evidence,
@@ -245,19 +250,21 @@ impl Score {
         {
             return false;
         }
+        let Some((met, earned)) = c.graded(judgment) else {
+            return false;
+        };
         let Some(r) = self.criteria.iter_mut().find(|r| r.id == c.id) else {
             return false;
         };
-        r.met = Some(judgment.met);
-        r.earned = if judgment.met { r.points } else { 0.0 };
+        r.met = Some(met);
+        r.earned = earned;
         r.error = None;
+        let grade = match &judgment.level {
+            Some(level) if !c.scale().is_empty() => format!("“{level}”"),
+            _ => (if met { "met" } else { "not met" }).to_string(),
+        };
         r.evidence = Evidence {
-            detail: format!(
-                "graded {} by {}: {}",
-                if judgment.met { "met" } else { "not met" },
-                judgment.judge,
-                judgment.reason
-            ),
+            detail: format!("graded {grade} by {}: {}", judgment.judge, judgment.reason),
             judgment: Some(judgment.clone()),
             ..Evidence::default()
         };
@@ -390,8 +397,11 @@ fn value_of(rubric: &Rubric, results: &[CriterionResult], best: bool) -> (f64, V
             if r.points > 0.0 {
                 possible += r.points;
             }
-            if met(r) {
-                earned += r.points;
+            match r.met {
+                // Decided: what it earned (a judged level may earn part).
+                Some(_) => earned += r.earned,
+                None if met(r) => earned += r.points,
+                None => {}
             }
         }
         if possible > 0.0 {

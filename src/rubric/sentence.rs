@@ -736,12 +736,7 @@ mod tests {
     use std::sync::Arc;
 
     fn desk() -> Arc<World> {
-        static W: OnceLock<Arc<World>> = OnceLock::new();
-        Arc::clone(W.get_or_init(|| {
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fixtures/worlds/support-desk");
-            Arc::new(World::load(&root).expect("support-desk loads"))
-        }))
+        crate::rubric::support_desk()
     }
 
     fn say(spec: Value) -> String {

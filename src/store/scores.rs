@@ -70,6 +70,9 @@ pub struct JudgmentRecord {
     pub judge: String,
     /// When; empty means now, when saved.
     pub at: String,
+    /// The level of the criterion's scale it was graded at, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
 }
 
 const SCORE_COLUMNS: &str = "id, episode_id, task_id, world_id, world_version, world_hash, task_hash, rubric_version, rubric_hash, value, range_low, range_high, pending, detail, scored_at";
@@ -178,8 +181,8 @@ impl Store {
         }
         let at = if j.at.is_empty() { now() } else { j.at.clone() };
         conn.execute(
-            "INSERT INTO judgments (episode_id, criterion_id, criterion_hash, met, reason, judge, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![episode_id, j.criterion_id, j.criterion_hash, j.met, j.reason.trim(), j.judge.trim(), at],
+            "INSERT INTO judgments (episode_id, criterion_id, criterion_hash, met, reason, judge, at, level) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![episode_id, j.criterion_id, j.criterion_hash, j.met, j.reason.trim(), j.judge.trim(), at, j.level],
         )?;
         Ok(conn.last_insert_rowid())
     }
@@ -188,7 +191,7 @@ impl Store {
     pub fn judgments(&self, episode_id: &str) -> Result<Vec<JudgmentRecord>> {
         let conn = self.lock();
         let mut stmt = conn.prepare(
-            "SELECT criterion_id, criterion_hash, met, reason, judge, at FROM judgments WHERE episode_id = ?1 ORDER BY id",
+            "SELECT criterion_id, criterion_hash, met, reason, judge, at, level FROM judgments WHERE episode_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([episode_id], |r| {
             Ok(JudgmentRecord {
@@ -198,6 +201,7 @@ impl Store {
                 reason: r.get(3)?,
                 judge: r.get(4)?,
                 at: r.get(5)?,
+                level: r.get(6)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

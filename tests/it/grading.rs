@@ -46,6 +46,7 @@ fn grade(criterion: &str, met: bool, reason: &str) -> GradeInput {
         criterion_id: criterion.into(),
         met,
         reason: reason.into(),
+        level: None,
     }
 }
 
@@ -348,6 +349,7 @@ fn judgment(criterion: &str, hash: Option<&str>, met: bool, judge: &str) -> Judg
     JudgmentRecord {
         criterion_id: criterion.into(),
         criterion_hash: hash.map(str::to_string),
+        level: None,
         met,
         reason: format!("{judge} says {met}"),
         judge: judge.into(),

@@ -197,6 +197,7 @@ fn grades_people_store_are_used_until_the_criterion_changes() {
         reason: "read the reply".into(),
         judge: "expert-7".into(),
         at: String::new(),
+        level: None,
     };
     store
         .save_judgment(&id, &grade(false, Some(hash.clone())))

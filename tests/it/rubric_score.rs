@@ -68,6 +68,7 @@ fn gold_scores_full_marks_once_the_judged_criterion_is_graded() {
         reason: "polite and clear".into(),
         judge: "expert-1".into(),
         at: String::new(),
+        level: None,
     };
     assert!(graded.apply_judgment(&rubric, &j));
     assert_eq!(graded.value, Some(1.0));

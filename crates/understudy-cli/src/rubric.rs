@@ -465,6 +465,7 @@ fn run_judge(
         reason,
         judge,
         at: String::new(),
+        level: None,
     };
     store.save_judgment(&episode, &JudgmentRecord::from(&j))?;
     eprintln!(

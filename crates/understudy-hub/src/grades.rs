@@ -274,6 +274,7 @@ pub(crate) async fn judgments(
                 reason: r.get("reason"),
                 judge: r.get("judge"),
                 at: r.get("at"),
+                level: None,
             },
         })
         .collect())

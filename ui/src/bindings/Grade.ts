@@ -19,4 +19,8 @@ at: string,
 /**
  * For an override: what the automatic check had found.
  */
-original: boolean | null, };
+original: boolean | null, 
+/**
+ * For a judged criterion on a scale: the level chosen.
+ */
+level: string | null, };

@@ -15,4 +15,9 @@ met: boolean,
 /**
  * Why: required.
  */
-reason: string, };
+reason: string, 
+/**
+ * For a judged criterion with a scale: the level chosen (required
+ * there; its points decide `met`).
+ */
+level?: string, };

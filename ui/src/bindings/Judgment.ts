@@ -31,4 +31,10 @@ judge: string,
  * When it was graded, as RFC 3339 UTC text; empty when the input did not
  * say.
  */
-at: string, };
+at: string, 
+/**
+ * The level of the criterion's `scale` it was graded at (its label),
+ * when the criterion has a scale; it then earns that level's points.
+ * `None` is a plain met / not met grade.
+ */
+level?: string | null, };

@@ -2,6 +2,7 @@
 import type { CriterionKind } from "./CriterionKind";
 import type { Evidence } from "./Evidence";
 import type { Grade } from "./Grade";
+import type { ScaleLevel } from "./ScaleLevel";
 
 /**
  * One criterion on a grading sheet.
@@ -19,6 +20,11 @@ description: string,
  * For judged criteria: what met and not met mean.
  */
 guidance: string, 
+/**
+ * For a judged criterion graded on a scale: its levels, in the
+ * rubric's order (a grade picks one); empty: met or not met.
+ */
+scale: Array<ScaleLevel>, 
 /**
  * How it is checked.
  */

@@ -62,10 +62,17 @@ interface Editing {
   id: string;
   met: boolean | null;
   reason: string;
+  /** On a scale: the level chosen (it decides `met`). */
+  level?: string | null;
+}
+
+/** Whether a grade at a level worth `earned` of the criterion's `points` counts as met (as the engine reads it). */
+export function levelMet(points: number, earned: number): boolean {
+  return points < 0 ? earned < 0 : earned > 0 || points === 0;
 }
 
 /** One criterion: the check's verdict or the grader's, and the form to grade or override. */
-function CriterionCard({
+export function CriterionCard({
   c,
   editing,
   onEdit,
@@ -127,12 +134,31 @@ function CriterionCard({
       )}
       {g && !editing && (
         <div className="small gr-given" data-testid="given">
-          {c.judged ? "Your grade" : overridden ? "You overrode the check" : "You confirmed the check"}: <strong>{g.met ? "met" : "not met"}</strong> — “{g.reason}”{" "}
+          {c.judged ? "Your grade" : overridden ? "You overrode the check" : "You confirmed the check"}:{" "}
+          <strong>{g.level ? `“${g.level}”` : g.met ? "met" : "not met"}</strong> — “{g.reason}”{" "}
           <span className="muted">({dateTime(g.at)})</span>
         </div>
       )}
       {editing ? (
         <div className="gr-form" data-testid="grade-form">
+          {c.scale.length > 0 ? (
+            <div className="row gap-xs" role="radiogroup" aria-label="Your grade on the scale" data-testid="grade-scale">
+              {c.scale.map((l, i) => (
+                <button
+                  key={l.label}
+                  type="button"
+                  role="radio"
+                  aria-checked={editing.level === l.label}
+                  className={`btn btn-sm ${editing.level === l.label ? "btn-primary" : "btn-secondary"}`}
+                  onClick={() => onChange({ ...editing, level: l.label, met: levelMet(c.points, l.points) })}
+                  data-testid="grade-level"
+                  data-level={l.label}
+                >
+                  {l.label} ({l.points}) {i < 9 && <kbd className="kbd">{i + 1}</kbd>}
+                </button>
+              ))}
+            </div>
+          ) : (
           <div className="row gap-xs" role="radiogroup" aria-label="Your grade">
             {[true, false].map((m) => (
               <button
@@ -148,6 +174,7 @@ function CriterionCard({
               </button>
             ))}
           </div>
+          )}
           <label className="gr-reason">
             <span className="small muted">{c.judged ? "Why? (required)" : "Why is the automatic check wrong here? (required)"}</span>
             <textarea
@@ -172,7 +199,7 @@ function CriterionCard({
             <button
               type="button"
               className="btn btn-primary btn-sm"
-              disabled={saving || editing.met === null || !editing.reason.trim()}
+              disabled={saving || editing.met === null || !editing.reason.trim() || (c.scale.length > 0 && !editing.level)}
               onClick={onSave}
               data-testid="save-grade"
             >
@@ -219,7 +246,8 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
 
   const criteria = view ? [...view.sheet.criteria.filter((c) => c.judged), ...view.sheet.criteria.filter((c) => !c.judged)] : [];
   const edit = useCallback((c: SheetCriterion, met: boolean | null) => {
-    setEditing({ id: c.id, met, reason: c.grade && met === c.grade.met ? c.grade.reason : "" });
+    const keep = c.grade && met === c.grade.met;
+    setEditing({ id: c.id, met, reason: keep ? c.grade!.reason : "", level: keep ? (c.grade!.level ?? null) : null });
   }, []);
 
   const save = useCallback(async () => {
@@ -227,7 +255,14 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
     setSaving(true);
     setError(null);
     try {
-      setView(await api.gradeCriterion(episodeId, { criterion_id: editing.id, met: editing.met, reason: editing.reason.trim() }));
+      setView(
+        await api.gradeCriterion(episodeId, {
+          criterion_id: editing.id,
+          met: editing.met,
+          reason: editing.reason.trim(),
+          ...(editing.level ? { level: editing.level } : {}),
+        }),
+      );
       setEditing(null);
       void hub.refresh();
     } catch (e) {
@@ -274,6 +309,11 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
       } else if (e.key === "ArrowUp" || e.key === "k") {
         e.preventDefault();
         moveTo(focus - 1);
+      } else if (c && c.scale.length > 0 && /^[1-9]$/.test(e.key) && c.scale[Number(e.key) - 1]) {
+        // On a scale, a digit picks the level.
+        e.preventDefault();
+        const l = c.scale[Number(e.key) - 1]!;
+        setEditing((was) => ({ id: c.id, reason: was?.id === c.id ? was.reason : (c.grade?.reason ?? ""), level: l.label, met: levelMet(c.points, l.points) }));
       } else if (c && (e.key === "y" || e.key === "n")) {
         e.preventDefault();
         edit(c, e.key === "y");

@@ -15,6 +15,7 @@ import { CriterionForm, kindLabel } from "../components/rubric/CriterionForm";
 import { CriterionList } from "../components/rubric/CriterionList";
 import { LintPanel, TryPanel } from "../components/rubric/LintPanel";
 import { str, type Fields } from "../components/rubric/fields";
+import { VersionsPanel } from "../components/rubric/VersionsPanel";
 
 /** The kind of criterion that would catch a class of survivor nobody checks yet. */
 const KIND_FOR_CLASS: Record<string, string> = {
@@ -173,6 +174,8 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
     }
   };
 
+  const preview = useCallback((query: string, run: string) => api.previewQuery(worldId, taskId, run, query), [worldId, taskId]);
+
   const criteria = (doc?.criteria ?? []) as Fields[];
   const setCriteria = (list: Fields[]) => doc && edit({ ...doc, criteria: list });
   const open = (i: number) => {
@@ -214,7 +217,8 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
       } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "l" && doc) {
         e.preventDefault();
         if (!invalid && !lintRunning) void runLint();
-      } else if (e.key === "Escape" && selected !== null) {
+      } else if (e.key === "Escape" && selected !== null && !e.defaultPrevented) {
+        // Not when a field used it (the SQL editor closing its completions).
         setSelected(null);
       }
     };
@@ -353,6 +357,8 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
                     tables={view?.tables ?? []}
                     sections={sections}
                     onChange={(c) => setCriteria(criteria.map((x, j) => (j === selected ? c : x)))}
+                    runs={view?.runs ?? []}
+                    preview={preview}
                   />
                 </section>
               )}
@@ -378,17 +384,12 @@ export function RubricWorkspace({ worldId, taskId, onHome }: { worldId: string; 
                 busy={busy === "try"}
                 disabled={invalid}
               />
-              {(view?.versions.length ?? 0) > 0 && (
-                <section className="card rw-panel" data-testid="versions">
-                  <h2 className="card-title">Saved versions</h2>
-                  <ul className="small rw-versions">
-                    {view?.versions.map((v) => (
-                      <li key={v.id}>
-                        Version {v.version} · {v.saved_at.slice(0, 16).replace("T", " ")} · fingerprint {v.hash.slice(0, 12)}
-                      </li>
-                    ))}
-                  </ul>
-                </section>
+              {view && view.versions.length > 0 && (
+                <VersionsPanel
+                  key={view.versions[0]?.id}
+                  versions={view.versions}
+                  compare={(from, to) => api.compareRubricVersions(worldId, taskId, from, to)}
+                />
               )}
             </div>
           </div>

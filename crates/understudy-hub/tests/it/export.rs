@@ -50,6 +50,7 @@ fn an_export_from_the_hub_equals_the_local_export_byte_for_byte() {
                 reason: "polite".into(),
                 judge: "grader".into(),
                 at: String::new(),
+                level: None,
             },
         )
         .expect("a judgment");

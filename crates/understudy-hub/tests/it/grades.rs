@@ -31,6 +31,7 @@ fn judgment(episode: &str, reason: &str) -> EpisodeJudgment {
             reason: reason.into(),
             judge: "grader".into(),
             at: "2026-01-02T03:04:05Z".into(),
+            level: None,
         },
     }
 }

@@ -217,6 +217,7 @@ fn a_reviewers_approval_made_while_the_hub_is_down_reaches_it_once_with_grades_a
             &JudgmentRecord {
                 criterion_id: "tone".into(),
                 criterion_hash: None,
+                level: None,
                 met: true,
                 reason: "Clear and kind.".into(),
                 judge: "x-rita".into(),
@@ -257,6 +258,7 @@ fn a_reviewers_approval_made_while_the_hub_is_down_reaches_it_once_with_grades_a
             &JudgmentRecord {
                 criterion_id: "tone".into(),
                 criterion_hash: None,
+                level: None,
                 met: false,
                 reason: "Curt.".into(),
                 judge: "x-rita".into(),

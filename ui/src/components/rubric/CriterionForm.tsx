@@ -1,22 +1,32 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import type { DocProblem } from "../../bindings/DocProblem";
+import type { QueryPreview } from "../../bindings/QueryPreview";
+import type { RunChoice } from "../../bindings/RunChoice";
 import type { TableColumns } from "../../bindings/TableColumns";
 import type { ToolChoice } from "../../bindings/ToolChoice";
+import { ArgsForm } from "./ArgsForm";
+import { QueryPreviewPanel, SqlEditor } from "./SqlEditor";
 import {
   countChoice,
+  countTakesTimes,
   expectedValue,
   parseRecordQuery,
   recordQuery,
   sayKind,
   setField,
   str,
+  defaultScale,
+  orderTool,
+  scaleOf,
   typed,
   withCount,
+  withOrder,
   withSay,
   type Compare,
   type CountChoice,
   type Fields,
   type SayKind,
+  type ScaleLevelFields,
 } from "./fields";
 
 const KIND_LABELS: Record<string, string> = {
@@ -33,7 +43,8 @@ const DESCRIBING = new Set(["id", "description", "points", "gate", "required", "
 
 const FIELDS_SHOWN = new Set([
   "description", "points", "gate", "required", "section", "query", "expect", "changes", "tool", "count", "args",
-  "include_failed", "number", "date", "contains", "regex", "commit", "within", "check", "guidance",
+  "include_failed", "number", "date", "contains", "regex", "commit", "within", "check", "guidance", "after", "before",
+  "scale",
 ]);
 
 export function kindLabel(kind: unknown): string {
@@ -80,10 +91,14 @@ export interface CriterionFormProps {
   tables: TableColumns[];
   sections: string[];
   onChange: (c: Fields) => void;
+  /** Runs a state check can be previewed on. */
+  runs?: RunChoice[];
+  /** What a query reads at the end of a run (the engine replays it). */
+  preview?: (query: string, run: string) => Promise<QueryPreview>;
 }
 
 /** The form of one criterion: what every kind has, then its kind's own fields. */
-export function CriterionForm({ criterion: c, problems, tools, tables, sections, onChange: change }: CriterionFormProps) {
+export function CriterionForm({ criterion: c, problems, tools, tables, sections, onChange: change, runs, preview }: CriterionFormProps) {
   // A draft's plain words describe what it checked. Once the check itself
   // changes, words the annotator did not write here would describe the old
   // check, so they are dropped and the sentence is built from the new one.
@@ -162,7 +177,7 @@ export function CriterionForm({ criterion: c, problems, tools, tables, sections,
           </Field>
         )}
       </div>
-      {kind === "state" && <StateForm c={c} problems={problems} tables={tables} onChange={onChange} />}
+      {kind === "state" && <StateForm c={c} problems={problems} tables={tables} onChange={onChange} runs={runs} preview={preview} />}
       {kind === "action" && <ActionForm c={c} problems={problems} tools={tools} onChange={onChange} />}
       {kind === "message" && <MessageForm c={c} problems={problems} onChange={onChange} />}
       {kind === "scope" && (
@@ -176,9 +191,12 @@ export function CriterionForm({ criterion: c, problems, tools, tables, sections,
         </Field>
       )}
       {kind === "judged" && (
-        <Field label="The question for the person grading" name="guidance" problems={problems}>
-          {(id) => <textarea id={id} rows={3} value={str(c.guidance)} onChange={(e) => set("guidance", e.target.value || undefined)} />}
-        </Field>
+        <>
+          <Field label="The question for the person grading" name="guidance" problems={problems}>
+            {(id) => <textarea id={id} rows={3} value={str(c.guidance)} onChange={(e) => set("guidance", e.target.value || undefined)} />}
+          </Field>
+          <ScaleField c={c} points={points} problems={problems} onChange={onChange} />
+        </>
       )}
       {general.map((p, i) => (
         <div key={i} className="rf-problem" role="alert" data-testid="field-problem">
@@ -233,12 +251,23 @@ interface KindProps {
 }
 
 /** State: a record's field and the value it must end with; or what may change; or a custom check. */
-export function StateForm({ c, problems, tables, onChange }: KindProps & { tables: TableColumns[] }) {
+export function StateForm({
+  c,
+  problems,
+  tables,
+  onChange,
+  runs = [],
+  preview,
+}: KindProps & { tables: TableColumns[]; runs?: RunChoice[]; preview?: (query: string, run: string) => Promise<QueryPreview> }) {
   const set = (key: string, value: unknown) => onChange(setField(c, key, value));
   const changes = c.changes as { none?: boolean; only?: { table: string; key?: string }[] } | undefined;
   const built = typeof c.query === "string" ? parseRecordQuery(c.query) : null;
   const equals = expectedValue(c.expect);
-  const mode = changes ? "changes" : c.query === undefined || (built && equals.ok) ? "record" : "custom";
+  const derived = changes ? "changes" : c.query === undefined || (built && equals.ok) ? "record" : "custom";
+  // The mode picked stays while this criterion is open: SQL typed in the
+  // advanced view must not flip to the builder the moment it reads like one.
+  const [picked, setPicked] = useState<{ id: unknown; mode: string } | null>(null);
+  const mode = picked && picked.id === c.id && (picked.mode === "changes") === Boolean(changes) ? picked.mode : derived;
   const first = tables[0];
   const record = built ?? {
     table: first?.name ?? "",
@@ -259,6 +288,7 @@ export function StateForm({ c, problems, tables, onChange }: KindProps & { table
     onChange(next);
   };
   const setMode = (m: string) => {
+    setPicked({ id: c.id, mode: m });
     if (m === "changes") onChange(setField(setField(setField(c, "query", undefined), "expect", undefined), "changes", { none: true }));
     else if (m === "record") setRecord({});
     else onChange(setField(c, "changes", undefined));
@@ -272,7 +302,7 @@ export function StateForm({ c, problems, tables, onChange }: KindProps & { table
         {[
           ["record", "A record's field"],
           ["changes", "Nothing else changed"],
-          ["custom", "Custom check (SQL)"],
+          ["custom", "Advanced: the check in SQL"],
         ].map(([m, label]) => (
           <label key={m} className="rf-mode">
             <input type="radio" name="state-mode" value={m} checked={mode === m} onChange={() => setMode(m!)} /> {label}
@@ -371,11 +401,17 @@ export function StateForm({ c, problems, tables, onChange }: KindProps & { table
       )}
       {mode === "custom" && (
         <>
-          <Field label="Check (SQL, read-only)" name="query" problems={problems}>
-            {(id) => (
-              <textarea id={id} className="mono" rows={3} value={str(c.query)} onChange={(e) => set("query", e.target.value || undefined)} />
+          <Field
+            label="Check (SQL, read-only)"
+            name="query"
+            problems={problems}
+            hint="Ctrl+Space lists the world's tables and fields. The check reads the first field of the first row."
+          >
+            {(id, invalid) => (
+              <SqlEditor id={id} value={str(c.query)} tables={tables} invalid={invalid} onChange={(text) => set("query", text || undefined)} />
             )}
           </Field>
+          {preview && <QueryPreviewPanel query={str(c.query)} runs={runs} preview={preview} />}
           <Field label="Expected result" name="expect" problems={problems} hint={'e.g. {"equals": 1} or {"rows": 0}'}>
             {(id) => (
               <input
@@ -398,19 +434,13 @@ export function StateForm({ c, problems, tables, onChange }: KindProps & { table
   );
 }
 
-/** Action: which tool, how often, with which argument values, refused calls or not. */
+/** Action: which tool, how often, with which argument values, in what order, refused calls or not. */
 export function ActionForm({ c, problems, tools, onChange }: KindProps & { tools: ToolChoice[] }) {
   const set = (key: string, value: unknown) => onChange(setField(c, key, value));
   const tool = tools.find((t) => t.name === c.tool);
   const args = (c.args && typeof c.args === "object" ? c.args : {}) as Record<string, unknown>;
   const { choice, n } = countChoice(c);
-  const setArg = (name: string, text: string) => {
-    const next = { ...args };
-    const v = typed(text);
-    if (v === undefined) delete next[name];
-    else next[name] = v;
-    set("args", Object.keys(next).length ? next : undefined);
-  };
+  const never = choice === "never";
   return (
     <fieldset className="rf-kind">
       <legend>{kindLabel("action")}</legend>
@@ -433,58 +463,152 @@ export function ActionForm({ c, problems, tools, onChange }: KindProps & { tools
               <option value="at-least-once">At least once</option>
               <option value="exactly-once">Exactly once</option>
               <option value="exactly">Exactly…</option>
+              <option value="at-least">At least…</option>
+              <option value="at-most">At most…</option>
               <option value="never">Never (a rule)</option>
             </select>
           )}
         </Field>
-        {choice === "exactly" && (
+        {countTakesTimes(choice) && (
           <Field label="Times" name="times" problems={problems}>
-            {(id) => <input id={id} type="number" min={0} value={n} onChange={(e) => onChange(withCount(c, "exactly", Number(e.target.value)))} />}
+            {(id) => <input id={id} type="number" min={0} value={n} onChange={(e) => onChange(withCount(c, choice, Number(e.target.value)))} />}
           </Field>
         )}
-        <Field label="A call the system refuses counts" name="include_failed" problems={problems}>
+        <Field
+          label="Refused attempts count"
+          name="include_failed"
+          problems={problems}
+          hint={never ? "Trying counts, even when the system refuses it." : "Off: only calls that went through count."}
+        >
           {(id) => (
             <input
               id={id}
               type="checkbox"
-              checked={c.include_failed === true || (c.include_failed === undefined && choice === "never")}
-              onChange={(e) => set("include_failed", e.target.checked === (choice === "never") ? undefined : e.target.checked)}
+              checked={c.include_failed === true || (c.include_failed === undefined && never)}
+              onChange={(e) => set("include_failed", e.target.checked === never ? undefined : e.target.checked)}
             />
           )}
         </Field>
       </div>
+      <div className="rf-row">
+        <OrderField c={c} which="after" tools={tools} problems={problems} onChange={onChange} />
+        <OrderField c={c} which="before" tools={tools} problems={problems} onChange={onChange} />
+      </div>
       <Field label="With these values (leave empty: any value)" name="args" problems={problems}>
         {(id) => (
-          <div id={id} className="rf-args">
-            {(tool?.params ?? []).map((p) => (
-              <label key={p.name} className="rf-arg">
-                <span className="rf-arg-name" title={p.description}>
-                  {p.name.replace(/_/g, " ")}
-                </span>
-                {p.choices.length > 0 ? (
-                  <select data-arg={p.name} value={str(args[p.name])} onChange={(e) => setArg(p.name, e.target.value)}>
-                    <option value="">(any)</option>
-                    {p.choices.map((v) => (
-                      <option key={v} value={v}>
-                        {v}
-                      </option>
-                    ))}
-                  </select>
-                ) : (
-                  <input
-                    data-arg={p.name}
-                    value={args[p.name] !== null && typeof args[p.name] === "object" ? JSON.stringify(args[p.name]) : str(args[p.name])}
-                    placeholder="any"
-                    onChange={(e) => setArg(p.name, e.target.value)}
-                  />
-                )}
-              </label>
-            ))}
-            {!tool && <div className="small muted">Choose a tool to see its values.</div>}
+          <div id={id}>
+            {tool ? (
+              <ArgsForm tool={tool.name} parameters={tool.schema as Record<string, unknown>} args={args} onArgs={(a) => set("args", a)} />
+            ) : (
+              <div className="small muted">Choose a tool to see its values.</div>
+            )}
           </div>
         )}
       </Field>
     </fieldset>
+  );
+}
+
+/** "Only after …" / "Before …": the step that must come first, or must not. */
+function OrderField({
+  c,
+  which,
+  tools,
+  problems,
+  onChange,
+}: KindProps & { which: "after" | "before"; tools: ToolChoice[] }) {
+  const { tool, detailed } = orderTool(c, which);
+  const known = tools.some((t) => t.name === tool);
+  return (
+    <Field
+      label={which === "after" ? "Only after" : "Before"}
+      name={which}
+      problems={problems}
+      hint={
+        detailed
+          ? "The rubric file says more about that step (its values or a message); choosing another tool replaces it."
+          : which === "after"
+            ? "Each counted call needs this step earlier."
+            : "This step must not come before a counted call."
+      }
+    >
+      {(id) => (
+        <select id={id} value={detailed && !tool ? "(detailed)" : tool} onChange={(e) => e.target.value !== "(detailed)" && onChange(withOrder(c, which, e.target.value))}>
+          <option value="">(any time)</option>
+          {detailed && !tool && <option value="(detailed)">(as the file says)</option>}
+          {tool && !known && <option value={tool}>{tool}</option>}
+          {tools.map((t) => (
+            <option key={t.name} value={t.name}>
+              {which === "after" ? "after " : "before "}
+              {t.title || t.name}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** A judged criterion's grading scale: met or not met, or levels with labels and points. */
+export function ScaleField({ c, points, problems, onChange }: KindProps & { points: number }) {
+  const scale = scaleOf(c);
+  const setScale = (levels: ScaleLevelFields[] | undefined) => onChange(setField(c, "scale", levels));
+  const top = Number.isFinite(points) && points !== 0 ? points : 1;
+  return (
+    <Field
+      label="How it is graded"
+      name="scale"
+      problems={problems}
+      hint={
+        scale
+          ? `Each level earns its points; the best must earn all ${top}. A level with 0 points counts as not met.`
+          : "The grader says met or not met."
+      }
+    >
+      {(id) => (
+        <div id={id} className="rf-list" data-testid="scale">
+          {!scale && (
+            <button type="button" className="btn btn-secondary btn-xs" onClick={() => setScale(defaultScale(top))} data-testid="use-scale">
+              Grade on a scale instead
+            </button>
+          )}
+          {scale?.map((l, i) => (
+            <div key={i} className="rf-row" data-testid="scale-level">
+              <input
+                aria-label={`Level ${i + 1}: words the grader picks`}
+                value={l.label}
+                placeholder="e.g. Clear but curt"
+                onChange={(e) => setScale(scale.map((x, j) => (j === i ? { ...x, label: e.target.value } : x)))}
+              />
+              <input
+                aria-label={`Level ${i + 1}: points`}
+                type="number"
+                step="any"
+                value={str(l.points)}
+                onChange={(e) => setScale(scale.map((x, j) => (j === i ? { ...x, points: e.target.value === "" ? 0 : Number(e.target.value) } : x)))}
+              />
+              <button type="button" className="btn btn-ghost btn-xs" onClick={() => setScale(scale.filter((_, j) => j !== i))}>
+                Remove
+              </button>
+            </div>
+          ))}
+          {scale && (
+            <div className="row gap-xs">
+              <button
+                type="button"
+                className="btn btn-secondary btn-xs"
+                onClick={() => setScale([...scale, { label: "", points: 0 }])}
+              >
+                Add a level
+              </button>
+              <button type="button" className="btn btn-ghost btn-xs" onClick={() => setScale(undefined)} data-testid="no-scale">
+                Met or not met instead
+              </button>
+            </div>
+          )}
+        </div>
+      )}
+    </Field>
   );
 }
 

@@ -72,7 +72,7 @@ export function expectedValue(expect: unknown): { ok: boolean; op: Compare; valu
 }
 
 /** The count an action criterion asks for, as the form offers it. */
-export type CountChoice = "at-least-once" | "exactly-once" | "never" | "exactly";
+export type CountChoice = "at-least-once" | "exactly-once" | "never" | "exactly" | "at-least" | "at-most";
 
 export function countChoice(c: Fields): { choice: CountChoice; n: number } {
   if (c.called === false || (typeof c.points === "number" && c.points < 0)) return { choice: "never", n: 0 };
@@ -82,14 +82,23 @@ export function countChoice(c: Fields): { choice: CountChoice; n: number } {
     const o = count as { min?: number; max?: number };
     if (o.min === 1 && o.max === 1) return { choice: "exactly-once", n: 1 };
     if (o.min !== undefined && o.min === o.max) return { choice: "exactly", n: o.min };
+    if (o.max !== undefined && o.min === undefined) return { choice: "at-most", n: o.max };
+    if (o.min !== undefined && o.max === undefined && o.min !== 1) return { choice: "at-least", n: o.min };
   }
   return { choice: "at-least-once", n: 1 };
+}
+
+/** Whether a count choice takes a number of times. */
+export function countTakesTimes(choice: CountChoice): boolean {
+  return choice === "exactly" || choice === "at-least" || choice === "at-most";
 }
 
 export function withCount(c: Fields, choice: CountChoice, n: number): Fields {
   let next = setField(setField(c, "count", undefined), "called", undefined);
   if (choice === "exactly-once") next = setField(next, "count", { min: 1, max: 1 });
   if (choice === "exactly") next = setField(next, "count", n);
+  if (choice === "at-least") next = setField(next, "count", { min: n });
+  if (choice === "at-most") next = setField(next, "count", { max: n });
   if (choice === "never") {
     const points = typeof next.points === "number" ? next.points : 1;
     // "Never" is a rule: it costs points when broken.
@@ -98,6 +107,23 @@ export function withCount(c: Fields, choice: CountChoice, n: number): Fields {
     next = setField(next, "points", -next.points);
   }
   return next;
+}
+
+/** An ordering condition of an action criterion (`after = P` or `before = P`): the tool it names. */
+export function orderTool(c: Fields, key: "after" | "before"): { tool: string; detailed: boolean } {
+  const p = c[key];
+  if (!p || typeof p !== "object") return { tool: "", detailed: false };
+  const o = p as Record<string, unknown>;
+  if (typeof o.tool === "string") return { tool: o.tool, detailed: Object.keys(o).some((k) => k !== "tool") };
+  return { tool: "", detailed: true };
+}
+
+/** `c` with its ordering condition on `tool` (none when empty); the values a pattern names are kept while the tool stays. */
+export function withOrder(c: Fields, key: "after" | "before", tool: string): Fields {
+  if (!tool) return setField(c, key, undefined);
+  const old = c[key] as Record<string, unknown> | undefined;
+  const keep = old && old.tool === tool ? old : {};
+  return setField(c, key, { ...keep, tool });
 }
 
 /** What a message criterion looks for. */
@@ -116,4 +142,28 @@ export function withSay(c: Fields, kind: SayKind, text: string): Fields {
   if (t === "") return next;
   // Numbers stay as typed ("79.00"), so an amount keeps its cents.
   return setField(next, kind, t);
+}
+
+/** One level of a judged criterion's scale, as the rubric file writes it. */
+export interface ScaleLevelFields {
+  label: string;
+  points: number;
+}
+
+/** The scale of a judged criterion, or null when it is graded met or not met. */
+export function scaleOf(c: Fields): ScaleLevelFields[] | null {
+  if (!Array.isArray(c.scale)) return null;
+  return c.scale.map((l) => {
+    const o = (l && typeof l === "object" ? l : {}) as Record<string, unknown>;
+    return { label: str(o.label), points: typeof o.points === "number" ? o.points : Number(o.points ?? 0) };
+  });
+}
+
+/** A three-level scale to start from: all, half and none of `points`. */
+export function defaultScale(points: number): ScaleLevelFields[] {
+  return [
+    { label: "Fully", points },
+    { label: "Partly", points: points / 2 },
+    { label: "Not at all", points: 0 },
+  ];
 }

@@ -11,6 +11,17 @@ const tables: TableColumns[] = [
   { name: "tickets", key: "id", columns: ["id", "status", "resolution"] },
   { name: "invoices", key: "id", columns: ["id", "refunded_cents"] },
 ];
+const refundSchema = {
+  type: "object",
+  properties: {
+    invoice_id: { type: "string", description: "The invoice, e.g. INV-24073" },
+    amount: { type: "number", description: "Dollars" },
+    reason: { type: "string", enum: ["duplicate", "goodwill"] },
+    notify: { type: "boolean" },
+  },
+  required: ["invoice_id", "amount"],
+  additionalProperties: false,
+};
 const tools: ToolChoice[] = [
   {
     name: "issue_refund",
@@ -20,8 +31,10 @@ const tools: ToolChoice[] = [
       { name: "invoice_id", kind: "string", description: "", choices: [] },
       { name: "amount", kind: "number", description: "", choices: [] },
     ],
+    schema: refundSchema,
   },
-  { name: "close_ticket", title: "Close ticket", writes: true, params: [] },
+  { name: "close_ticket", title: "Close ticket", writes: true, params: [], schema: { type: "object", properties: {} } },
+  { name: "get_invoice", title: "Look up invoice", writes: false, params: [], schema: { type: "object", properties: { invoice_id: { type: "string" } } } },
 ];
 
 function form(criterion: Fields, problems = [] as Parameters<typeof CriterionForm>[0]["problems"]) {
@@ -94,7 +107,9 @@ describe("the state builder", () => {
 
   it("keeps SQL it cannot build as a custom check", () => {
     form({ id: "c", kind: "state", query: "SELECT count(*) FROM refunds", expect: { equals: 1 } });
-    expect((screen.getByLabelText("Check (SQL, read-only)") as HTMLTextAreaElement).value).toBe("SELECT count(*) FROM refunds");
+    // The advanced view: a CodeMirror editor holding the query.
+    expect(screen.getByLabelText("Check (SQL, read-only)").textContent).toBe("SELECT count(*) FROM refunds");
+    expect((screen.getByLabelText("Advanced: the check in SQL") as HTMLInputElement).checked).toBe(true);
   });
 });
 
@@ -102,10 +117,67 @@ describe("the action form", () => {
   it("sets the tool, argument values and how often", () => {
     const { last, view } = form({ id: "a", kind: "action", tool: "issue_refund", points: 2 });
     const q = within(view.container);
-    fireEvent.change(view.container.querySelector("[data-arg=invoice_id]")!, { target: { value: "INV-24073" } });
+    fireEvent.change(q.getByLabelText("Invoice id"), { target: { value: "INV-24073" } });
     expect(last().args).toEqual({ invoice_id: "INV-24073" });
     fireEvent.change(q.getByLabelText("How often"), { target: { value: "exactly-once" } });
     expect(last().count).toEqual({ min: 1, max: 1 });
+  });
+
+  it("builds the argument form from the tool's JSON Schema: its types and choices, nothing required", () => {
+    const { last, onChange, view } = form({ id: "a", kind: "action", tool: "issue_refund", points: 2 });
+    const q = within(view.container);
+    expect(onChange).not.toHaveBeenCalled();
+    const amount = q.getByLabelText("Amount") as HTMLInputElement;
+    expect(amount.type).toBe("number");
+    expect(amount.required).toBe(false);
+    fireEvent.change(amount, { target: { value: "79" } });
+    expect(last().args).toEqual({ amount: 79 });
+    const reason = q.getByLabelText("Reason") as HTMLSelectElement;
+    expect([...reason.options].map((o) => o.textContent)).toEqual(["(any)", "duplicate", "goodwill"]);
+    const notify = q.getByLabelText("Notify") as HTMLSelectElement;
+    expect(notify.tagName).toBe("SELECT");
+  });
+
+  it("keeps a loose matcher as the file writes it, and clears an argument to match any value", () => {
+    const args = { invoice_id: "INV-24073", amount: { number: 79, tolerance: 0.005 } };
+    const { last, view } = form({ id: "a", kind: "action", tool: "issue_refund", args, points: 2 });
+    const q = within(view.container);
+    const loose = view.container.querySelector("[data-arg=amount]") as HTMLInputElement;
+    expect(JSON.parse(loose.value)).toEqual({ number: 79, tolerance: 0.005 });
+    expect(q.queryByLabelText("Amount")).toBeNull();
+    fireEvent.change(q.getByLabelText("Invoice id"), { target: { value: "" } });
+    expect(last().args).toEqual({ amount: { number: 79, tolerance: 0.005 } });
+    fireEvent.change(loose, { target: { value: "{oops" } });
+    fireEvent.blur(loose);
+    expect(view.container.textContent).toContain("Write it as in the rubric file");
+  });
+
+  it("sets the order of steps and whether refused attempts count", () => {
+    const { last, view } = form({ id: "a", kind: "action", tool: "issue_refund", points: 2 });
+    const q = within(view.container);
+    fireEvent.change(q.getByLabelText("Only after"), { target: { value: "get_invoice" } });
+    expect(last().after).toEqual({ tool: "get_invoice" });
+    fireEvent.change(q.getByLabelText("Before"), { target: { value: "close_ticket" } });
+    expect(last().before).toEqual({ tool: "close_ticket" });
+    fireEvent.click(q.getByLabelText("Refused attempts count"));
+    expect(last().include_failed).toBe(true);
+  });
+
+  it("keeps an order pattern the file details, and says so", () => {
+    const c = { id: "a", kind: "action", tool: "issue_refund", points: 2, after: { message: { number: 79 } } };
+    const { view, onChange } = form(c);
+    const q = within(view.container);
+    expect((q.getByLabelText("Only after") as HTMLSelectElement).value).toBe("(detailed)");
+    expect(view.container.textContent).toContain("The rubric file says more about that step");
+    fireEvent.change(q.getByLabelText("Only after"), { target: { value: "(detailed)" } });
+    expect(onChange).not.toHaveBeenCalled();
+  });
+
+  it("counts at least or at most a number of times", () => {
+    expect(withCount({ tool: "x", points: 1 }, "at-most", 2).count).toEqual({ max: 2 });
+    expect(countChoice({ count: { max: 2 } })).toEqual({ choice: "at-most", n: 2 });
+    expect(countChoice({ count: { min: 3 } })).toEqual({ choice: "at-least", n: 3 });
+    expect(countChoice({ count: { min: 1 } })).toEqual({ choice: "at-least-once", n: 1 });
   });
 
   it("'never' makes a rule that costs points, and back", () => {
