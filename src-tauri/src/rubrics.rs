@@ -480,11 +480,11 @@ command! {
         let service = state.service()?;
         let world = service.world(&world_id)?;
         let (checked, rubric) = compiled(&world, &doc)?;
-        let (actions, seed, label) = if run == "solution" {
+        let (actions, seed, label, expert) = if run == "solution" {
             let task = world
                 .task(&rubric.task_id)
                 .ok_or_else(|| AppError::not_found(format!("The task \"{}\"", rubric.task_id)))?;
-            (derive::solution(task)?, 0, "The task's reference solution".to_string())
+            (derive::solution(task)?, 0, "The task's reference solution".to_string(), true)
         } else {
             let record = service.store().episode(&run)?;
             let actions = service
@@ -494,9 +494,12 @@ command! {
                 .filter(|s| !s.retracted)
                 .map(|s| s.action)
                 .collect();
-            (actions, record.seed, format!("Run {} by {}", short(&record.id), actor(&record.actor)))
+            let expert = record.actor.is_expert();
+            (actions, record.seed, format!("Run {} by {}", short(&record.id), actor(&record.actor)), expert)
         };
         let mut episode = Episode::new(Arc::clone(&world))?;
+        // An expert's run replays with the lists only experts see.
+        episode.set_expert(expert);
         let score = understudy::rubric::replay_and_score(&mut episode, &rubric, seed, &actions, &[])?;
         let sentence_of = |id: &str| {
             doc.criteria

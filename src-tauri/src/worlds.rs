@@ -3,7 +3,7 @@
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::world::{Task, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
+use understudy::world::{Audience, Task, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
 
 use crate::error::AppResult;
 use crate::ipc::command;
@@ -173,6 +173,7 @@ impl WorldDetail {
                     columns: v.columns.clone(),
                     key: v.key.clone(),
                     has_record: v.record.is_some() && v.key.is_some(),
+                    expert_only: v.audience == Audience::Expert,
                 })
                 .collect(),
         }
@@ -192,6 +193,9 @@ pub struct ViewInfo {
     pub key: Option<String>,
     /// A row can be opened to see the full record.
     pub has_record: bool,
+    /// Shown to the expert only (`audience = "expert"`): agents are not
+    /// offered it, so the window says so.
+    pub expert_only: bool,
 }
 
 /// A tool the performer may use, with its parameters' JSON Schema.

@@ -208,6 +208,8 @@ pub struct ViewToml {
     /// Columns that hold JSON text, returned as JSON values.
     #[serde(default)]
     pub json_columns: Vec<String>,
+    /// Who is shown the view: `everyone` (the default) or `expert`.
+    pub audience: Option<Spanned<String>>,
 }
 
 /// A `tasks/*.toml` file.
