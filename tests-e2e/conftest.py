@@ -151,6 +151,19 @@ class App:
         self.clickable("[data-testid=send]").click()
         self.wait_count("[data-testid=timeline-entry]", expect_steps)
 
+    def search_records(self, view: str, text: str, expect_steps: int, expect_rows: int | None = None):
+        """Searches the open records list (Enter), a recorded look-up."""
+        self.type_into("[data-testid=records-search]", text).send_keys(Keys.ENTER)
+        self.wait_count("[data-testid=timeline-entry]", expect_steps)
+        if expect_rows is not None:
+            self.wait_count(f"[data-testid=table-{view}] .vtable-row", expect_rows)
+
+    def open_record(self, view: str, key: str, expect_steps: int, shows: str):
+        """Opens one row of a records list, a recorded look-up, and waits for the record."""
+        self.clickable(f"[data-testid=table-{view}] .vtable-row[data-key='{key}']").click()
+        self.wait_count("[data-testid=timeline-entry]", expect_steps)
+        self.wait_text("[data-testid=record-panel]", shows)
+
     def show_timeline(self):
         self.clickable("[data-testid=tab-timeline]").click()
         self.css("[data-testid=timeline]")

@@ -236,6 +236,9 @@ pub struct TaskSpec {
     /// Who the performer is talking to, as a ticket would name them.
     #[serde(default)]
     pub customer: Option<String>,
+    /// What the task list says of the task (display only).
+    #[serde(default)]
+    pub summary: Option<String>,
     #[serde(default)]
     pub facts: Vec<String>,
     #[serde(default = "default_max_steps")]

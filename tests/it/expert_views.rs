@@ -8,12 +8,12 @@ use serde_json::json;
 use understudy::observation::ObservationErrorCode;
 use understudy::recorder::Recorder;
 use understudy::replay::replay_stored;
-use understudy::store::{Actor, ExpertInput, Store};
+use understudy::store::{Actor, Store};
 use understudy::world::Audience;
 use understudy::{Action, World};
 use understudy_testkit as common;
 
-use common::{append, copy_world, mini_dir, problems};
+use common::{append, copy_world, expert, mini_dir, problems};
 
 const LEDGER: &str = r#"
 [[views]]
@@ -37,28 +37,16 @@ fn names(specs: Vec<understudy::world::ToolSpec>) -> Vec<String> {
     specs.into_iter().map(|s| s.name).collect()
 }
 
-fn expert(store: &Store) -> Actor {
-    let e = store
-        .save_expert(
-            None,
-            &ExpertInput {
-                name: "Dana Reyes".into(),
-                domain: "Support".into(),
-                credentials: "8 years".into(),
-                credentials_attested: true,
-            },
-        )
-        .expect("the expert is saved");
-    Actor::Expert { id: e.id }
-}
-
 #[test]
 fn agents_are_not_offered_an_expert_view_and_experts_are() {
     let (_dir, world) = mini_with_ledger();
     assert_eq!(world.views["ledger"].audience, Audience::Expert);
     assert_eq!(world.views["accounts"].audience, Audience::Everyone);
     let task = world.task("pay-back").expect("the task exists");
-    for agent in [names(world.tool_specs()), names(world.task_tool_specs(task))] {
+    for agent in [
+        names(world.tool_specs()),
+        names(world.task_tool_specs(task)),
+    ] {
         assert!(agent.contains(&"view_accounts".to_string()), "{agent:?}");
         assert!(!agent.contains(&"view_ledger".to_string()), "{agent:?}");
     }
@@ -76,7 +64,10 @@ fn an_agent_calling_an_expert_view_gets_an_unknown_tool() {
     let (_dir, world) = mini_with_ledger();
     let mut ep = common::episode(&world, "pay-back");
     let out = ep.step(&Action::tool("view_ledger", json!({}))).unwrap();
-    let error = out.observation.error.expect("an agent may not read the ledger");
+    let error = out
+        .observation
+        .error
+        .expect("an agent may not read the ledger");
     assert_eq!(error.code, ObservationErrorCode::UnknownTool);
     assert!(
         error.message.starts_with("Unknown action view_ledger."),
@@ -127,22 +118,27 @@ fn the_recorder_opens_expert_views_to_experts_only_and_replay_agrees() {
     );
 
     let actor = expert(&store);
-    let mut rec = Recorder::start(
-        Arc::clone(&store),
-        Arc::clone(&world),
-        "pay-back",
-        actor,
-        0,
-    )
-    .unwrap();
+    let mut rec =
+        Recorder::start(Arc::clone(&store), Arc::clone(&world), "pay-back", actor, 0).unwrap();
     let listed = rec
-        .step(Action::tool("view_ledger", json!({})), Some("who has an account".into()))
+        .step(
+            Action::tool("view_ledger", json!({})),
+            Some("who has an account".into()),
+        )
         .unwrap();
-    assert!(listed.record.observation.ok, "{:?}", listed.record.observation);
+    assert!(
+        listed.record.observation.ok,
+        "{:?}",
+        listed.record.observation
+    );
     let opened = rec
         .step(Action::tool("view_ledger", json!({"key": "A-2"})), None)
         .unwrap();
-    assert!(opened.record.observation.ok, "{:?}", opened.record.observation);
+    assert!(
+        opened.record.observation.ok,
+        "{:?}",
+        opened.record.observation
+    );
     let id = rec.record().id.clone();
     // The expert's reads are stored steps, in order.
     let stored = store.steps(&id).unwrap();
@@ -195,8 +191,16 @@ fn a_bad_audience_is_named_with_its_line() {
 #[test]
 fn the_tau_worlds_list_their_records_to_the_expert_only() {
     for (name, tools, lists) in [
-        ("tau-airline", 14, ["view_users", "view_reservations", "view_flights"]),
-        ("tau-retail", 16, ["view_users", "view_orders", "view_products"]),
+        (
+            "tau-airline",
+            14,
+            ["view_users", "view_reservations", "view_flights"],
+        ),
+        (
+            "tau-retail",
+            16,
+            ["view_users", "view_orders", "view_products"],
+        ),
     ] {
         let world = common::world(name);
         let agent = names(world.tool_specs());
