@@ -23,9 +23,10 @@ def test_an_expert_performs_a_tau_airline_task_by_asking_the_customer(launch, da
 
     # The task list says what the customer wants, not the brief every τ task shares.
     app.open_world("tau-airline")
-    entry = app.text_of(f"[data-task='{TASK}']")
-    assert "Ethan Martin: I am contacting to complain about my delayed flight" in entry, entry
-    assert "Help the customer with their request" not in entry
+    row = app.css(f"[data-task='{TASK}']")
+    app.js("arguments[0].scrollIntoView({block: 'center'})", row)
+    summary = app.js("return arguments[0].querySelector('.task-instruction').textContent", row)
+    assert summary == "I am contacting to complain about my delayed flight HAT039 from ATL to SEA.", summary
     app.shot("30-tau-airline-tasks")
 
     app.start_task(TASK, world_id="tau-airline")
@@ -49,6 +50,14 @@ def test_an_expert_performs_a_tau_airline_task_by_asking_the_customer(launch, da
     app.open_record("users", "ethan_martin_2396", 5, shows="Ethan Martin")
     app.shot("31-tau-airline-customer-record")
 
+    # Hiding a column of a wide list changes the screen only: no look-up is recorded.
+    headers = len(app.all("[data-testid=table-users] [role=columnheader]"))
+    app.clickable("[data-testid=column-chooser] summary").click()
+    app.clickable("[data-testid=column-chooser] input[data-column=city]").click()
+    app.wait_count("[data-testid=table-users] [role=columnheader]", headers - 1)
+    app.clickable("[data-testid=column-chooser] summary").click()
+    assert app.steps() == 5
+
     app.open_tool("user details", "get_user_details")
     app.fill("get_user_details", user_id="ethan_martin_2396")
     app.run(6)
@@ -58,6 +67,12 @@ def test_an_expert_performs_a_tau_airline_task_by_asking_the_customer(launch, da
     app.wait_text("[data-testid=step-result]", "Certificate")
     app.send_message(CLOSING, 8)
     app.shot("32-tau-airline-compensated")
+
+    # The policy and the timeline side by side, to check a rule while writing a why.
+    app.clickable("[data-testid=tab-both]").click()
+    app.css("[data-testid=dock-both] [data-testid=policy]")
+    app.css("[data-testid=dock-both] [data-testid=timeline]")
+    app.shot("33-tau-airline-policy-and-timeline")
 
     app.keys(Keys.CONTROL, "s")
     app.css("[data-testid=review]")

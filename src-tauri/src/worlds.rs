@@ -273,7 +273,7 @@ mod tests {
         let task = world.task("test-0").expect("the task exists");
         assert_eq!(
             summary_of(task),
-            "Mia Li: I want to fly from New York to Seattle on May 20."
+            "I want to fly from New York to Seattle on May 20."
         );
         // Not the brief every τ task shares, and what agents get stays that brief.
         assert_eq!(

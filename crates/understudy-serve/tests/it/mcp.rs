@@ -477,3 +477,42 @@ fn an_http_mcp_session_is_one_episode() {
         ("http-it".to_string(), 1)
     );
 }
+
+/// τ-bench's records lists are the expert's (`audience = "expert"`): an
+/// agent over MCP is offered exactly τ-bench's tools, and asking for a
+/// list by name is an unknown tool, not a read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_agent_gets_no_expert_only_list() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let world = understudy_testkit::world("tau-airline");
+    assert!(world.views.contains_key("users"));
+    let store = Store::open_with(dir.path().join("store.sqlite"), Durability::Fast).expect("store");
+    let server = Arc::new(
+        Server::new(vec![world], Arc::new(store), ServeConfig::default()).expect("server"),
+    );
+    let mut pipe = stdio_session(Arc::clone(&server), 1 << 20, json!({"task_id": "test-16"}));
+    pipe.ask(initialize()).await;
+    pipe.send(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#)
+        .await;
+    let list = pipe
+        .ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await;
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"get_user_details"), "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with("view_")), "{names:?}");
+    let e = pipe.ask(call(3, "view_users", json!({}))).await;
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `view_users`"),
+        "{e}"
+    );
+    assert!(episodes(server.store()).is_empty(), "nothing was read");
+}
