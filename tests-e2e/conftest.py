@@ -164,6 +164,14 @@ class App:
         self.wait_count("[data-testid=timeline-entry]", expect_steps)
         self.wait_text("[data-testid=record-panel]", shows)
 
+    def submit_by_keyboard(self):
+        """Ctrl+S opens the review with the focus on Submit; Ctrl+Enter submits."""
+        self.keys(Keys.CONTROL, "s")
+        self.css("[data-testid=review]")
+        self.wait(5).until(lambda d: d.execute_script("return document.activeElement.dataset.testid") == "confirm-submit")
+        self.keys(Keys.CONTROL, Keys.ENTER)
+        self.css("[data-testid=submitted]")
+
     def show_timeline(self):
         self.clickable("[data-testid=tab-timeline]").click()
         self.css("[data-testid=timeline]")

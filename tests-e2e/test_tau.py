@@ -5,7 +5,6 @@ from τ-bench's own tool. Every look and act is a stored step."""
 
 import json
 
-from selenium.webdriver.common.keys import Keys
 
 from test_capture import store
 
@@ -74,11 +73,7 @@ def test_an_expert_performs_a_tau_airline_task_by_asking_the_customer(launch, da
     app.css("[data-testid=dock-both] [data-testid=timeline]")
     app.shot("33-tau-airline-policy-and-timeline")
 
-    app.keys(Keys.CONTROL, "s")
-    app.css("[data-testid=review]")
-    app.wait(5).until(lambda d: d.execute_script("return document.activeElement.dataset.testid") == "confirm-submit")
-    app.keys(Keys.CONTROL, Keys.ENTER)
-    app.css("[data-testid=submitted]")
+    app.submit_by_keyboard()
 
     conn = store(data_dir)
     (episode,) = conn.execute("SELECT * FROM episodes").fetchall()
