@@ -74,6 +74,7 @@ fn score(c: &mut Criterion) {
             seed: 0,
             actions: actions.clone(),
             judgments: Vec::new(),
+            expert: false,
         })
         .collect();
     group.throughput(Throughput::Elements(BATCH as u64));

@@ -125,6 +125,7 @@ impl Recorder {
         seed: u64,
     ) -> Result<Recorder> {
         let world = Arc::clone(episode.world());
+        episode.set_expert(actor.is_expert());
         episode.reset(task_id, seed)?;
         let now = store::now();
         let record = EpisodeRecord {
@@ -176,6 +177,7 @@ impl Recorder {
         check_world(&record, &world, force)?;
         let steps = store.steps(episode_id)?;
         let mut episode = Episode::new(Arc::clone(&world))?;
+        episode.set_expert(record.actor.is_expert());
         rebuild(&mut episode, &record, &steps, !force)?;
         let paused = record.status == EpisodeStatus::Paused;
         Ok(Recorder {

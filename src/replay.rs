@@ -391,6 +391,7 @@ pub fn replay_stored(
     crate::recorder::check_world(record, world, force)?;
     let mut episode = Episode::new(Arc::clone(world))?;
     episode.set_enforce_limits(false);
+    episode.set_expert(record.actor.is_expert());
     episode.reset(&record.task_id, record.seed)?;
     let kept: Vec<&StepRecord> = trajectory.kept_steps().collect();
     let mut out = StoredReplay {
@@ -459,6 +460,7 @@ pub fn replay_prefix(
     }
     let mut episode = Episode::new(Arc::clone(world))?;
     episode.set_enforce_limits(false);
+    episode.set_expert(record.actor.is_expert());
     episode.reset(&record.task_id, record.seed)?;
     for step in trajectory.kept_steps().take(upto) {
         episode.step(&step.action)?;

@@ -88,6 +88,12 @@ pub enum Actor {
 }
 
 impl Actor {
+    /// A person recording in the app: they may read the views shown to the
+    /// expert only, and replaying their episode must let them again.
+    pub fn is_expert(&self) -> bool {
+        matches!(self, Actor::Expert { .. })
+    }
+
     /// The actor as the store's two columns: kind (`expert` or `agent`) and
     /// the expert's id or the agent's model.
     pub(crate) fn parts(&self) -> (&'static str, &str) {

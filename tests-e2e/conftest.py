@@ -151,6 +151,27 @@ class App:
         self.clickable("[data-testid=send]").click()
         self.wait_count("[data-testid=timeline-entry]", expect_steps)
 
+    def search_records(self, view: str, text: str, expect_steps: int, expect_rows: int | None = None):
+        """Searches the open records list (Enter), a recorded look-up."""
+        self.type_into("[data-testid=records-search]", text).send_keys(Keys.ENTER)
+        self.wait_count("[data-testid=timeline-entry]", expect_steps)
+        if expect_rows is not None:
+            self.wait_count(f"[data-testid=table-{view}] .vtable-row", expect_rows)
+
+    def open_record(self, view: str, key: str, expect_steps: int, shows: str):
+        """Opens one row of a records list, a recorded look-up, and waits for the record."""
+        self.clickable(f"[data-testid=table-{view}] .vtable-row[data-key='{key}']").click()
+        self.wait_count("[data-testid=timeline-entry]", expect_steps)
+        self.wait_text("[data-testid=record-panel]", shows)
+
+    def submit_by_keyboard(self):
+        """Ctrl+S opens the review with the focus on Submit; Ctrl+Enter submits."""
+        self.keys(Keys.CONTROL, "s")
+        self.css("[data-testid=review]")
+        self.wait(5).until(lambda d: d.execute_script("return document.activeElement.dataset.testid") == "confirm-submit")
+        self.keys(Keys.CONTROL, Keys.ENTER)
+        self.css("[data-testid=submitted]")
+
     def show_timeline(self):
         self.clickable("[data-testid=tab-timeline]").click()
         self.css("[data-testid=timeline]")

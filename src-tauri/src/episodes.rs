@@ -104,7 +104,8 @@ pub struct EpisodeView {
     /// What can be done now, as the recorder decides it.
     pub transitions: Transitions,
     pub steps: Vec<StepView>,
-    /// The tools this task allows, views' read tools included.
+    /// The tools this task allows the expert, views' read tools included
+    /// (those of the views only experts see too).
     pub tools: Vec<ToolInfo>,
     pub final_message: Option<String>,
     pub created_at: String,
@@ -128,7 +129,7 @@ impl EpisodeView {
             transitions: r.transitions(),
             steps: r.steps().iter().map(StepView::new).collect(),
             tools: world
-                .task_tool_specs(r.episode().task())
+                .expert_task_tool_specs(r.episode().task())
                 .into_iter()
                 .map(ToolInfo::new)
                 .collect(),

@@ -74,7 +74,7 @@ pub fn open(service: &Service, episode_id: &str) -> AppResult<ReplayView> {
         tools: task
             .map(|t| {
                 world
-                    .task_tool_specs(t)
+                    .expert_task_tool_specs(t)
                     .into_iter()
                     .map(ToolInfo::new)
                     .collect()

@@ -345,7 +345,9 @@ fn stored_run(
     world: &World,
     task_id: &str,
     run: &str,
-) -> AppResult<(Vec<Action>, u64, String)> {
+) -> AppResult<(Vec<Action>, u64, String, bool)> {
+    // The reference solution is an expert's run, as gold runs are: it may
+    // read the lists only experts see.
     if run == "solution" {
         let task = world
             .task(task_id)
@@ -354,6 +356,7 @@ fn stored_run(
             derive::solution(task)?,
             0,
             "The task's reference solution".to_string(),
+            true,
         ));
     }
     let record = service.store().episode(run)?;
@@ -377,6 +380,7 @@ fn stored_run(
         actions,
         record.seed,
         format!("Run {} by {}", short(&record.id), actor(&record.actor)),
+        record.actor.is_expert(),
     ))
 }
 
@@ -529,8 +533,10 @@ command! {
         let service = state.service()?;
         let world = service.world(&world_id)?;
         let (checked, rubric) = compiled(&world, &doc)?;
-        let (actions, seed, label) = stored_run(service, &world, &rubric.task_id, &run)?;
+        let (actions, seed, label, expert) = stored_run(service, &world, &rubric.task_id, &run)?;
         let mut episode = Episode::new(Arc::clone(&world))?;
+        // An expert's run replays with the lists only experts see.
+        episode.set_expert(expert);
         let score = understudy::rubric::replay_and_score(&mut episode, &rubric, seed, &actions, &[])?;
         let sentence_of = |id: &str| {
             doc.criteria
@@ -609,8 +615,8 @@ command! {
     pub fn preview_query(state: State<'_, AppState>, world_id: String, task_id: String, run: String, query: String) -> AppResult<QueryPreview> {
         let service = state.service()?;
         let world = service.world(&world_id)?;
-        let (actions, seed, _) = stored_run(service, &world, &task_id, &run)?;
-        Ok(preview::preview_after(&world, &task_id, seed, &actions, &query)?)
+        let (actions, seed, _, expert) = stored_run(service, &world, &task_id, &run)?;
+        Ok(preview::preview_after(&world, &task_id, seed, &actions, expert, &query)?)
     }
 }
 

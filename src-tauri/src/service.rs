@@ -691,6 +691,58 @@ mod tests {
     }
 
     #[test]
+    fn the_tau_records_lists_are_the_experts_and_their_reads_are_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = service(dir.path());
+        s.save_expert(None, draft("Maya")).unwrap();
+        let world = s.world_detail("tau-airline").unwrap();
+        let lists: Vec<(&str, bool)> = world
+            .views
+            .iter()
+            .map(|v| (v.name.as_str(), v.expert_only))
+            .collect();
+        assert_eq!(
+            lists,
+            vec![("users", true), ("reservations", true), ("flights", true)]
+        );
+        let task = s
+            .catalog()
+            .unwrap()
+            .worlds
+            .into_iter()
+            .find(|w| w.id == "tau-airline")
+            .unwrap()
+            .tasks[0]
+            .id
+            .clone();
+        let ep = s.start("tau-airline", &task).unwrap();
+        // The window offers the expert the lists; an agent's tools stay τ-bench's.
+        for list in ["view_users", "view_reservations", "view_flights"] {
+            assert!(ep.tools.iter().any(|t| t.name == list), "{list}");
+        }
+        let agent = s.world("tau-airline").unwrap().tool_specs();
+        assert!(agent.iter().all(|t| !t.name.starts_with("view_")));
+        let listing = s
+            .step(
+                &ep.id,
+                Action::tool("view_users", json!({"limit": 5})),
+                None,
+            )
+            .unwrap()
+            .step;
+        assert!(listing.ok, "{}", listing.text);
+        let stored = s.store().steps(&ep.id).unwrap();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(
+            stored[0].action,
+            Action::tool("view_users", json!({"limit": 5}))
+        );
+        // Opened again, the read is there with its result.
+        let reopened = s.episode(&ep.id).unwrap();
+        assert!(reopened.steps[0].ok);
+    }
+
+    #[test]
     fn a_broken_worlds_folder_is_reported_not_fatal() {
         let dir = tempfile::tempdir().unwrap();
         let s = Service::open(dir.path(), Some(dir.path().join("missing"))).unwrap();

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::world::{Task, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
+use understudy::world::{Audience, Task, ToolKind, ToolSpec, World, VIEW_TOOL_PREFIX};
 
 use crate::error::AppResult;
 use crate::ipc::command;
@@ -94,8 +94,9 @@ pub struct TaskSummary {
     pub id: String,
     pub title: String,
     pub difficulty: Option<String>,
-    /// What the customer wants, in their words (the start of their
-    /// opening message, after their name); the brief when there is none.
+    /// What the customer wants: the task's display-only summary, else the
+    /// start of their opening message, after their name; the brief when
+    /// there is none.
     pub summary: String,
     pub progress: TaskProgress,
 }
@@ -103,10 +104,14 @@ pub struct TaskSummary {
 /// How much of a task's brief the list shows.
 const SUMMARY_CHARS: usize = 160;
 
-/// What the list says of a task. Every brief of a world tends to read the
-/// same ("Resolve ticket T-10xx following the policy"), so the customer's
-/// own opening words tell tasks apart.
+/// What the list says of a task: its display-only `summary` when it has
+/// one. Otherwise, as every brief of a world tends to read the same
+/// ("Resolve ticket T-10xx following the policy"), the customer's own
+/// opening words tell tasks apart.
 fn summary_of(t: &Task) -> String {
+    if let Some(summary) = &t.summary {
+        return summary.clone();
+    }
     if t.opening_message.trim().is_empty() {
         return t.instruction.clone();
     }
@@ -173,6 +178,7 @@ impl WorldDetail {
                     columns: v.columns.clone(),
                     key: v.key.clone(),
                     has_record: v.record.is_some() && v.key.is_some(),
+                    expert_only: v.audience == Audience::Expert,
                 })
                 .collect(),
         }
@@ -192,6 +198,9 @@ pub struct ViewInfo {
     pub key: Option<String>,
     /// A row can be opened to see the full record.
     pub has_record: bool,
+    /// Shown to the expert only (`audience = "expert"`): agents are not
+    /// offered it, so the window says so.
+    pub expert_only: bool,
 }
 
 /// A tool the performer may use, with its parameters' JSON Schema.
@@ -253,6 +262,27 @@ mod tests {
         let summaries: std::collections::BTreeSet<String> =
             world.tasks.values().map(summary_of).collect();
         assert_eq!(summaries.len(), world.tasks.len());
+    }
+
+    #[test]
+    fn a_tau_task_is_summarised_by_its_display_only_summary() {
+        let world = understudy::World::load(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/worlds/tau-airline"),
+        )
+        .expect("tau-airline loads");
+        let task = world.task("test-0").expect("the task exists");
+        assert_eq!(
+            summary_of(task),
+            "I want to fly from New York to Seattle on May 20."
+        );
+        // Not the brief every τ task shares, and what agents get stays that brief.
+        assert_eq!(
+            task.instruction,
+            "Help the customer with their request, following the policy."
+        );
+        let summaries: std::collections::BTreeSet<String> =
+            world.tasks.values().map(summary_of).collect();
+        assert!(summaries.len() >= world.tasks.len() - 2, "{summaries:?}");
     }
 }
 

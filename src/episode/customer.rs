@@ -93,6 +93,7 @@ mod tests {
             instruction: String::new(),
             opening_message: String::new(),
             customer: None,
+            summary: None,
             facts: vec![],
             max_steps: 5,
             tools: None,

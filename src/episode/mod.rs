@@ -32,7 +32,7 @@ use crate::sql::sandbox::{Sandbox, SandboxMode};
 use crate::sql::sql_message;
 use crate::sql::values::{bind_named, collect_rows, from_json};
 use crate::sql::OperationBudget;
-use crate::world::{Task, World, VIEW_TOOL_PREFIX};
+use crate::world::{Audience, Task, World, VIEW_TOOL_PREFIX};
 
 /// Prepared statements kept per episode connection.
 const STATEMENT_CACHE: usize = 256;
@@ -109,6 +109,9 @@ pub struct Episode {
     /// When false, step limits and terminating tools do not end the episode
     /// (batch replay of recorded action lists).
     enforce_limits: bool,
+    /// A person recording in the app is performing, so the views shown to
+    /// the expert only may be read; an agent gets them as unknown tools.
+    expert: bool,
 }
 
 impl Episode {
@@ -155,6 +158,7 @@ impl Episode {
             next_reply: None,
             status: Status::Terminated,
             enforce_limits: true,
+            expert: false,
         })
     }
 
@@ -275,12 +279,19 @@ impl Episode {
         if let Some(view) = name
             .strip_prefix(VIEW_TOOL_PREFIX)
             .and_then(|v| world.views.get(v))
+            .filter(|v| self.expert || v.audience == Audience::Everyone)
         {
             return (view_call::run(self, view, args), false);
         }
         let offered: Vec<String> = world
             .task(&self.task_id)
-            .map(|t| world.task_tool_specs(t))
+            .map(|t| {
+                if self.expert {
+                    world.expert_task_tool_specs(t)
+                } else {
+                    world.task_tool_specs(t)
+                }
+            })
             .unwrap_or_else(|| world.tool_specs())
             .into_iter()
             .map(|s| s.name)
@@ -336,6 +347,14 @@ impl Episode {
     /// engine answer without the engine running it.
     pub fn set_next_reply(&mut self, reply: Option<String>) {
         self.next_reply = reply;
+    }
+
+    /// Says whether a person recording in the app is performing: only then
+    /// may the views shown to the expert only (`audience = "expert"`) be
+    /// read. Off by default, so every agent path (the server, MCP, batch
+    /// replay of action lists) sees the world as agents are offered it.
+    pub fn set_expert(&mut self, expert: bool) {
+        self.expert = expert;
     }
 
     /// Replaying a recorded action list must apply every action, as the

@@ -103,6 +103,7 @@ pub fn task_dashboard(
             .map(Judgment::from)
             .collect();
         let mut episode = Episode::new(Arc::clone(world))?;
+        episode.set_expert(record.actor.is_expert());
         let score = rubric::replay_and_score(
             &mut episode,
             rubric,

@@ -74,6 +74,7 @@ pub fn automatic_score(
     run: &Trajectory,
 ) -> Result<rubric::Score> {
     let mut episode = Episode::new(Arc::clone(world))?;
+    episode.set_expert(run.record.actor.is_expert());
     let mut score =
         rubric::replay_and_score(&mut episode, rubric, run.record.seed, &run.actions(), &[])?;
     score.episode_id = Some(run.record.id.clone());

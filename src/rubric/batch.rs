@@ -49,6 +49,9 @@ pub struct RunToScore {
     pub actions: Vec<Action>,
     /// Grades already given to judged criteria.
     pub judgments: Vec<Judgment>,
+    /// An expert recorded it, so it is replayed as theirs: the views shown
+    /// to the expert only answer as they did when it was recorded.
+    pub expert: bool,
 }
 
 /// Parses a JSONL file of trajectories. Any bad line rejects the whole
@@ -179,6 +182,13 @@ fn parse_line(
         None => Vec::new(),
         Some(j) => serde_json::from_value(j.clone()).map_err(|e| format!("`judgments`: {e}"))?,
     };
+    // A native export's header names who performed it; anything else is
+    // an agent's action list.
+    let expert = header
+        .get("actor")
+        .and_then(|a| a.get("kind"))
+        .and_then(Value::as_str)
+        == Some("expert");
     Ok(RunToScore {
         line: None,
         episode_id,
@@ -186,6 +196,7 @@ fn parse_line(
         seed,
         actions,
         judgments,
+        expert,
     })
 }
 
@@ -214,6 +225,7 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<RunTo
             task_id: record.task_id,
             seed: record.seed,
             actions,
+            expert: record.actor.is_expert(),
         });
     }
     Ok(out)
@@ -280,6 +292,7 @@ fn score_one(
     let rubric = rubrics
         .get(&t.task_id)
         .ok_or_else(|| Error::NotFound(format!("rubric of task {}", t.task_id)))?;
+    episode.set_expert(t.expert);
     let r = replay(episode, &t.task_id, t.seed, &t.actions).map_err(|e| match t.line {
         Some(l) => Error::Other(format!("line {l}: {e}")),
         None => e,

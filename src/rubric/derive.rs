@@ -64,6 +64,8 @@ pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveS
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     let templates = super::mutations::write_templates(world);
     let mut episode = Episode::new(Arc::clone(world))?;
+    // A draft is derived from gold: an expert's run or the solution.
+    episode.set_expert(true);
     let mut summary = DeriveSummary::default();
     for (id, task) in &world.tasks {
         if options.task.as_ref().is_some_and(|t| t != id) {
@@ -99,6 +101,8 @@ pub fn draft(world: &Arc<World>, task_id: &str, gold: Vec<Action>) -> Result<Str
         task: task_id.to_string(),
     })?;
     let mut episode = Episode::new(Arc::clone(world))?;
+    // A draft is derived from gold: an expert's run or the solution.
+    episode.set_expert(true);
     checked_draft(
         world,
         &mut episode,

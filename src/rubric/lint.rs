@@ -488,6 +488,9 @@ fn lint_task(
     options: &LintOptions,
     on_run: &dyn Fn(LintProgress),
 ) -> Result<TaskLint> {
+    // Gold runs are experts' (approved episodes, or the author's
+    // solution), and so are their mutants: replayed as recorded.
+    episode.set_expert(true);
     let mut lint = TaskLint {
         task_id: task_id.to_string(),
         ok: false,

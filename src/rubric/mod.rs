@@ -106,7 +106,7 @@ use crate::action::Action;
 use crate::episode::Episode;
 use crate::error::{Error, Result};
 use crate::observation::Observation;
-use crate::world::{Diagnostics, World};
+use crate::world::{Diagnostics, Task, World};
 use kinds::compile::Probe;
 
 /// The folder of a world that holds its rubrics.
@@ -269,9 +269,14 @@ fn decode(path: &Path, bytes: Vec<u8>) -> Result<String> {
 }
 
 fn task_hash(world: &World, task_id: &str) -> String {
+    // The summary is display only: rewording it changes no score.
     let text = world
         .task(task_id)
-        .and_then(|t| serde_json::to_string(t).ok())
+        .map(|t| Task {
+            summary: None,
+            ..t.clone()
+        })
+        .and_then(|t| serde_json::to_string(&t).ok())
         .unwrap_or_default();
     hex::encode(Sha256::digest(text.as_bytes()))
 }

@@ -84,16 +84,20 @@ pub fn preview(episode: &Episode, sql: &str) -> QueryPreview {
 }
 
 /// Replays `actions` of `task_id` from `seed` on a fresh episode and shows
-/// what `sql` reads on the final state. An error is a run that cannot be
-/// replayed; a query that cannot run is in the preview's `error`.
+/// what `sql` reads on the final state. `expert` says the run was an
+/// expert's, whose reads of the lists only experts see replay (an agent's
+/// were refused). An error is a run that cannot be replayed; a query that
+/// cannot run is in the preview's `error`.
 pub fn preview_after(
     world: &Arc<World>,
     task_id: &str,
     seed: u64,
     actions: &[Action],
+    expert: bool,
     sql: &str,
 ) -> Result<QueryPreview> {
     let mut episode = Episode::new(Arc::clone(world))?;
+    episode.set_expert(expert);
     super::replay(&mut episode, task_id, seed, actions)?;
     Ok(preview(&episode, sql))
 }
@@ -171,11 +175,11 @@ mod tests {
     fn it_shows_the_rows_of_the_replayed_final_state() {
         let world = desk();
         let sql = "SELECT invoice_id, amount_cents FROM refunds WHERE invoice_id = 'INV-24073'";
-        let before = preview_after(&world, "duplicate-charge", 0, &[], sql).expect("replays");
+        let before = preview_after(&world, "duplicate-charge", 0, &[], true, sql).expect("replays");
         assert_eq!(before.error, None);
         assert_eq!(before.total, 0, "no refund before anything is done");
         let after =
-            preview_after(&world, "duplicate-charge", 0, &solution(), sql).expect("replays");
+            preview_after(&world, "duplicate-charge", 0, &solution(), true, sql).expect("replays");
         assert_eq!(after.error, None, "{after:?}");
         assert_eq!(after.columns, ["invoice_id", "amount_cents"]);
         assert_eq!(after.total, 1);
@@ -186,7 +190,7 @@ mod tests {
     fn rows_are_bounded_and_counted() {
         let world = desk();
         let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120) SELECT i FROM n";
-        let p = preview_after(&world, "duplicate-charge", 0, &[], sql).expect("replays");
+        let p = preview_after(&world, "duplicate-charge", 0, &[], true, sql).expect("replays");
         assert_eq!(p.error, None, "{p:?}");
         assert_eq!(p.total, 120);
         assert_eq!(p.rows.len(), PREVIEW_ROWS);
@@ -197,7 +201,7 @@ mod tests {
     fn a_query_that_cannot_run_says_why_in_plain_words() {
         let world = desk();
         let run = |sql: &str| {
-            let p = preview_after(&world, "duplicate-charge", 0, &[], sql).expect("replays");
+            let p = preview_after(&world, "duplicate-charge", 0, &[], true, sql).expect("replays");
             assert!(p.rows.is_empty() && p.columns.is_empty(), "{p:?}");
             p.error.expect("an error")
         };
@@ -225,6 +229,7 @@ mod tests {
             "duplicate-charge",
             0,
             &[],
+            true,
             "SELECT count(*) AS n FROM invoices",
         )
         .expect("replays");

@@ -208,6 +208,8 @@ pub struct ViewToml {
     /// Columns that hold JSON text, returned as JSON values.
     #[serde(default)]
     pub json_columns: Vec<String>,
+    /// Who is shown the view: `everyone` (the default) or `expert`.
+    pub audience: Option<Spanned<String>>,
 }
 
 /// A `tasks/*.toml` file.
@@ -234,6 +236,9 @@ pub struct TaskSpec {
     /// Who the performer is talking to, as a ticket would name them.
     #[serde(default)]
     pub customer: Option<String>,
+    /// What the task list says of the task (display only).
+    #[serde(default)]
+    pub summary: Option<String>,
     #[serde(default)]
     pub facts: Vec<String>,
     #[serde(default = "default_max_steps")]

@@ -156,6 +156,37 @@ pub struct View {
     /// Columns holding JSON text, returned as JSON values (in listings and
     /// in an opened record).
     pub json_columns: Vec<String>,
+    /// Who may read it: agents and experts, or the human expert only.
+    pub audience: Audience,
+}
+
+/// Who a view is shown to. A world whose agents must earn what they know
+/// (τ-bench's: find the user by name and zip first) still wants its
+/// records listed for the person recording, who reads them in the app as
+/// recorded steps; offering agents the same list would let them skip the
+/// authentication the task is testing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Audience {
+    /// A read tool for agents and a records list for experts.
+    #[default]
+    Everyone,
+    /// A records list in the app only: no agent is offered it or may call it.
+    Expert,
+}
+
+impl Audience {
+    /// The words `views.toml` uses, in the order the docs give them.
+    pub const WORDS: [&'static str; 2] = ["everyone", "expert"];
+
+    /// The audience `views.toml` names by `word`, if it is one.
+    pub fn parse(word: &str) -> Option<Audience> {
+        match word {
+            "everyone" => Some(Audience::Everyone),
+            "expert" => Some(Audience::Expert),
+            _ => None,
+        }
+    }
 }
 
 /// Reverting only the rows an episode touched keeps every prepared
@@ -218,8 +249,18 @@ impl World {
     }
 
     /// Every action an agent may call: declared tools, then one read tool per
-    /// view.
+    /// view shown to everyone (expert-only views are left out).
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.specs(Audience::Everyone)
+    }
+
+    /// Every action an expert may call: an agent's, then the read tools of
+    /// the views shown to the expert only.
+    pub fn expert_tool_specs(&self) -> Vec<ToolSpec> {
+        self.specs(Audience::Expert)
+    }
+
+    fn specs(&self, audience: Audience) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = self
             .tools
             .values()
@@ -232,13 +273,28 @@ impl World {
                 parameters: t.parameters.clone(),
             })
             .collect();
-        specs.extend(self.views.values().map(View::tool_spec));
+        specs.extend(
+            self.views
+                .values()
+                .filter(|v| audience == Audience::Expert || v.audience == Audience::Everyone)
+                .map(View::tool_spec),
+        );
         specs
     }
 
-    /// The tool specs a task allows (all, unless the task names a subset).
+    /// The tool specs a task allows an agent (all, unless the task names a
+    /// subset): what the agent server, MCP and exports offer.
     pub fn task_tool_specs(&self, task: &Task) -> Vec<ToolSpec> {
-        let all = self.tool_specs();
+        Self::allowed(self.tool_specs(), task)
+    }
+
+    /// The tool specs a task allows the expert recording it in the app: an
+    /// agent's, plus the expert-only views' read tools.
+    pub fn expert_task_tool_specs(&self, task: &Task) -> Vec<ToolSpec> {
+        Self::allowed(self.expert_tool_specs(), task)
+    }
+
+    fn allowed(all: Vec<ToolSpec>, task: &Task) -> Vec<ToolSpec> {
         match &task.tools {
             None => all,
             Some(allowed) => all

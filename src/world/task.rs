@@ -35,6 +35,12 @@ pub struct Task {
     /// ("Priya Raman, Lumen Yoga Studios"); shown to the performer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub customer: Option<String>,
+    /// What a list of tasks says of this one, for people choosing a task:
+    /// display only. Agents never get it (their brief is `instruction` and
+    /// `opening_message`), and it is not part of the task's hash, so
+    /// rewording it leaves scores standing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
     /// What the customer knows, for a user simulator playing them; kept
     /// from the performer, who learns it by asking.
     pub facts: Vec<String>,
@@ -196,6 +202,7 @@ impl From<TaskSpec> for Task {
             instruction: spec.instruction,
             opening_message: spec.opening_message,
             customer: spec.customer,
+            summary: spec.summary,
             facts: spec.facts,
             max_steps: spec.max_steps,
             tools: spec.tools,

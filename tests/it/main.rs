@@ -4,6 +4,7 @@
 mod bounds;
 mod determinism;
 mod episode;
+mod expert_views;
 mod fuzz;
 mod golden;
 mod grading;

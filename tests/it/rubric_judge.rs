@@ -31,6 +31,7 @@ fn trajectory(world: &World) -> RunToScore {
         seed: 0,
         actions: gold(world),
         judgments: Vec::new(),
+        expert: false,
     }
 }
 

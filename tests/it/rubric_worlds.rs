@@ -114,6 +114,7 @@ fn tau_retail_rubrics_pass_lint_on_a_sample_and_gold_scores_one_everywhere() {
             seed: 0,
             actions: solution(&w, t),
             judgments: Vec::new(),
+            expert: false,
         })
         .collect();
     let scores = batch::score_all(&w, &rubrics, &trajectories, None, &|| {}).expect("scored");

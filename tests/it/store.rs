@@ -19,20 +19,7 @@ fn store() -> (tempfile::TempDir, Arc<Store>) {
     (dir, store)
 }
 
-fn expert(store: &Store) -> Actor {
-    let e = store
-        .save_expert(
-            None,
-            &ExpertInput {
-                name: "Dana Reyes".into(),
-                domain: "Support".into(),
-                credentials: "8 years".into(),
-                credentials_attested: true,
-            },
-        )
-        .unwrap();
-    Actor::Expert { id: e.id }
-}
+use common::expert;
 
 #[test]
 fn records_steps_with_rationale_and_reads_them_back() {

@@ -654,3 +654,49 @@ fn unknown_keys_in_a_solution_step_are_reported() {
         ],
     );
 }
+
+#[test]
+fn a_summary_is_for_people_only_and_not_empty() {
+    let dir = copy_world(&mini_dir());
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "max_steps = 5\n",
+        "max_steps = 5\nsummary = \"Ada wants Charles paid back\"\n",
+    );
+    let world = std::sync::Arc::new(understudy::World::load(dir.path()).expect("loads"));
+    let task = world.task("pay-back").unwrap();
+    assert_eq!(task.summary.as_deref(), Some("Ada wants Charles paid back"));
+    // A performer's first observation carries the brief, never the summary.
+    let mut ep = understudy::Episode::new(std::sync::Arc::clone(&world)).unwrap();
+    let reset = ep.reset("pay-back", 0).unwrap();
+    assert!(
+        !serde_json::to_string(&reset).unwrap().contains("paid back"),
+        "{reset:?}"
+    );
+    // Rewording it leaves the rubric's task hash alone.
+    let plain = common::mini();
+    let rubric = |w: &std::sync::Arc<understudy::World>| {
+        understudy::rubric::Rubric::load(w, "pay-back")
+            .expect("the rubric loads")
+            .expect("the task has a rubric")
+            .task_hash
+            .clone()
+    };
+    assert_eq!(rubric(&world), rubric(&plain));
+
+    replace(
+        dir.path(),
+        "tasks/tasks.toml",
+        "summary = \"Ada wants Charles paid back\"",
+        "summary = \" \"",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &[
+            "tasks/tasks.toml:8",
+            "task pay-back",
+            "`summary` must not be empty",
+        ],
+    );
+}

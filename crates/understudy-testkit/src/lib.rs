@@ -135,3 +135,20 @@ pub fn record_mini(
     }
     rec
 }
+
+/// Saves an expert profile in `store` (Dana Reyes, support) and returns
+/// them as an episode's actor.
+pub fn expert(store: &understudy::store::Store) -> understudy::store::Actor {
+    let e = store
+        .save_expert(
+            None,
+            &understudy::store::ExpertInput {
+                name: "Dana Reyes".into(),
+                domain: "Support".into(),
+                credentials: "8 years".into(),
+                credentials_attested: true,
+            },
+        )
+        .expect("the expert is saved");
+    understudy::store::Actor::Expert { id: e.id }
+}

@@ -14,6 +14,7 @@ pub(super) struct FieldLines {
     pub task: Option<usize>,
     pub id: Option<usize>,
     pub max_steps: Option<usize>,
+    pub summary: Option<usize>,
     pub tools: Vec<usize>,
     pub records: Vec<usize>,
     pub solution: Vec<usize>,
@@ -52,6 +53,7 @@ pub(super) struct TaskSpansToml {
 pub(super) struct TaskFieldSpans {
     id: Option<Spanned<toml::Value>>,
     max_steps: Option<Spanned<toml::Value>>,
+    summary: Option<Spanned<toml::Value>>,
     #[serde(default)]
     tools: Vec<Spanned<toml::Value>>,
     #[serde(default)]
@@ -73,6 +75,7 @@ impl FieldLines {
             task: Some(task),
             id: spans.id.as_ref().map(line),
             max_steps: spans.max_steps.as_ref().map(line),
+            summary: spans.summary.as_ref().map(line),
             tools: lines(&spans.tools),
             records: lines(&spans.records),
             solution: lines(&spans.solution),

@@ -165,6 +165,14 @@ fn check_task(cx: &mut LoadContext<'_>, world: &TaskWorld<'_>, found: &Found, du
             "`unanswered` must not be empty: it is what the customer says to a message they cannot answer",
         );
     }
+    if task.summary.as_deref().is_some_and(|u| u.trim().is_empty()) {
+        cx.diags.push(
+            rel,
+            lines.field(lines.summary),
+            subject.clone(),
+            "`summary` must not be empty: it is what the task list says of the task (leave it out to show the customer's opening message)",
+        );
+    }
     for (i, step) in task.solution.iter().enumerate() {
         if calls_broken_tool(world, step) {
             continue;

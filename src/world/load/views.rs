@@ -1,5 +1,6 @@
 //! Compiling `views.toml`: named read-only queries shown as record tables,
-//! each also offered to agents as a read tool.
+//! each also offered to agents as a read tool unless it is for the expert
+//! only.
 
 use std::collections::HashSet;
 
@@ -12,7 +13,7 @@ use super::names::{humanize, is_identifier};
 use crate::diagnostics::line_of;
 use crate::sql::sandbox::SandboxMode;
 use crate::world::manifest::{ViewToml, ViewsToml};
-use crate::world::{Tool, View};
+use crate::world::{Audience, Tool, View};
 
 /// Every view in `views.toml` (an optional file), by name. A view's read
 /// tool must not clash with a declared tool.
@@ -132,10 +133,28 @@ fn compile_view(cx: &mut LoadContext<'_>, rel: &str, text: &str, v: ViewToml) ->
         let rline = line_of(text, record.span().start);
         check_record_query(cx, rel, rline, &subject, v.key.is_some(), record.get_ref());
     }
+    let audience = match &v.audience {
+        None => Audience::Everyone,
+        Some(word) => Audience::parse(word.get_ref()).unwrap_or_else(|| {
+            cx.diags.push(
+                rel,
+                Some(line_of(text, word.span().start)),
+                subject.clone(),
+                format!(
+                    "audience `{}` is not one; expected `{}` (agents and experts, the default) or `{}` (the expert in the app only)",
+                    word.get_ref(),
+                    Audience::WORDS[0],
+                    Audience::WORDS[1]
+                ),
+            );
+            Audience::Everyone
+        }),
+    };
     if cx.diags.len() > before {
         return None;
     }
     Some(View {
+        audience,
         title: v.title.unwrap_or_else(|| humanize(&name)),
         name,
         description: v.description,

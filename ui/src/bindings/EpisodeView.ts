@@ -23,7 +23,8 @@ done: boolean,
  */
 transitions: Transitions, steps: Array<StepView>, 
 /**
- * The tools this task allows, views' read tools included.
+ * The tools this task allows the expert, views' read tools included
+ * (those of the views only experts see too).
  */
 tools: Array<ToolInfo>, final_message: string | null, created_at: string, 
 /**

@@ -7,7 +7,8 @@ import type { TaskProgress } from "./TaskProgress";
  */
 export type TaskSummary = { id: string, title: string, difficulty: string | null, 
 /**
- * What the customer wants, in their words (the start of their
- * opening message, after their name); the brief when there is none.
+ * What the customer wants: the task's display-only summary, else the
+ * start of their opening message, after their name; the brief when
+ * there is none.
  */
 summary: string, progress: TaskProgress, };

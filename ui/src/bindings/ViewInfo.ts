@@ -15,4 +15,9 @@ key: string | null,
 /**
  * A row can be opened to see the full record.
  */
-has_record: boolean, };
+has_record: boolean, 
+/**
+ * Shown to the expert only (`audience = "expert"`): agents are not
+ * offered it, so the window says so.
+ */
+expert_only: boolean, };

@@ -52,9 +52,12 @@ function VirtualTable({
   onFilter,
   disabled,
   selectedKey,
+  hidden,
 }: {
   listing: ViewListing;
   view: ViewInfo;
+  /** Columns the expert chose not to see (display only: the look-up is the same). */
+  hidden: string[];
   args: Args;
   onSort: (column: string) => void;
   onOpen: (row: Row) => void;
@@ -62,19 +65,20 @@ function VirtualTable({
   disabled: boolean;
   selectedKey: unknown;
 }) {
+  const shown = useMemo(() => listing.columns.filter((c) => !hidden.includes(c)), [listing, hidden]);
   const [filters, setFilters] = useState<Record<string, string>>(() =>
     Object.fromEntries(Object.entries((args.filter as Record<string, unknown>) ?? {}).map(([k, v]) => [k, String(v)])),
   );
   const columns = useMemo<ColumnDef<Row>[]>(
     () =>
-      listing.columns.map((c) => ({
+      shown.map((c) => ({
         id: c,
         accessorFn: (r: Row) => r[c],
         header: humanize(c),
         size: columnWidth(c, listing.rows),
         cell: (info) => cell(info.getValue()),
       })),
-    [listing],
+    [listing, shown],
   );
   const table = useReactTable({ data: listing.rows, columns, getCoreRowModel: getCoreRowModel() });
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -129,7 +133,7 @@ function VirtualTable({
           ))}
         </div>
         <div className="vtable-filters" style={{ gridTemplateColumns: template }}>
-          {listing.columns.map((c) => (
+          {shown.map((c) => (
             <input
               key={c}
               className="vtable-filter"
@@ -182,6 +186,44 @@ function VirtualTable({
   );
 }
 
+/** Which columns of a wide list to show. Hiding one changes only the
+ * screen: the look-up, and what it returned, stay as recorded. */
+function ColumnChooser({
+  columns,
+  hidden,
+  onHidden,
+}: {
+  columns: string[];
+  hidden: string[];
+  onHidden: (hidden: string[]) => void;
+}) {
+  return (
+    <details className="column-chooser" data-testid="column-chooser">
+      <summary className="btn btn-ghost btn-sm">
+        Columns{hidden.length ? ` (${columns.length - hidden.length} of ${columns.length})` : ""}
+      </summary>
+      <div className="column-menu" role="group" aria-label="Columns to show">
+        {columns.map((c) => {
+          const on = !hidden.includes(c);
+          return (
+            <label key={c} className="column-option">
+              <input
+                type="checkbox"
+                checked={on}
+                // The last shown column stays: an empty table helps nobody.
+                disabled={on && hidden.length === columns.length - 1}
+                onChange={() => onHidden(on ? [...hidden, c] : hidden.filter((h) => h !== c))}
+                data-column={c}
+              />
+              {humanize(c)}
+            </label>
+          );
+        })}
+      </div>
+    </details>
+  );
+}
+
 /** The world's views as tables. Opening, searching, sorting, paging and
  * opening a record are each a recorded look-up (a `view_*` step). */
 export function Records({
@@ -206,6 +248,7 @@ export function Records({
   const [closedRecord, setClosedRecord] = useState<number | null>(null);
   const args: Args = state.listing && "tool" in state.listing.action ? state.listing.action.args : {};
   const [search, setSearch] = useState("");
+  const [hidden, setHidden] = useState<Record<string, string[]>>({});
   useEffect(() => setSearch(typeof args.search === "string" ? args.search : ""), [state.listing?.idx]);
 
   const list = (extra: Args) => {
@@ -300,6 +343,13 @@ export function Records({
                     : `${offset + 1}–${offset + listingData.rows.length} of ${listingData.total}`}
                 </span>
               )}
+              {listingData && listingData.columns.length > 4 && (
+                <ColumnChooser
+                  columns={listingData.columns}
+                  hidden={hidden[view.name] ?? []}
+                  onHidden={(h) => setHidden({ ...hidden, [view.name]: h })}
+                />
+              )}
               <div className="row gap-xs">
                 <button
                   type="button"
@@ -328,6 +378,11 @@ export function Records({
                 </button>
               </div>
             </div>
+            {view.expert_only && (
+              <p className="muted small records-note" data-testid="expert-only">
+                Only you see this list; an AI agent doing this task is not given it. What you open here is saved as a look-up.
+              </p>
+            )}
             {state.listing && !state.listing.ok && state.listing.error && (
               <div className="result result-error">{plainStepError(state.listing.error).explanation}</div>
             )}
@@ -340,6 +395,7 @@ export function Records({
                 args={args}
                 disabled={disabled || busy}
                 selectedKey={record && "tool" in record.action ? record.action.args.key : undefined}
+                hidden={hidden[view.name] ?? []}
                 onSort={(c) => list({ sort: c, descending: args.sort === c ? !args.descending : false, offset: 0 })}
                 onFilter={(f) => list({ filter: Object.keys(f).length ? f : undefined, offset: 0 })}
                 onOpen={(row) => {

@@ -11,6 +11,8 @@ import { ToolForm } from "./ToolForm";
 import { Modal } from "./Modal";
 import { moveBetweenTabs } from "../lib/tabs";
 import { ToolPalette } from "./ToolPalette";
+import { Records } from "./Records";
+import type { ViewInfo } from "../bindings/ViewInfo";
 import { lookupCustomer } from "../test/fixtures";
 import type { ToolInfo } from "../bindings/ToolInfo";
 
@@ -300,5 +302,56 @@ describe("moveBetweenTabs", () => {
     fireEvent.keyDown(document.activeElement as HTMLElement, { key: "Home" });
     expect(document.activeElement?.textContent).toBe("Tickets");
     expect(onOpen).not.toHaveBeenCalled();
+  });
+});
+
+describe("Records", () => {
+  const users: ViewInfo = {
+    name: "users",
+    tool: "view_users",
+    title: "Customers",
+    description: "Customer profiles by user id.",
+    columns: ["user_id", "name", "city", "state", "membership", "reservations"],
+    key: "user_id",
+    has_record: true,
+    expert_only: true,
+  };
+  const listing = step({
+    action: { tool: "view_users", args: { limit: 200 } },
+    content: {
+      columns: users.columns,
+      rows: [{ user_id: "mia_li_3668", name: "Mia Li", city: "Austin", state: "TX", membership: "gold", reservations: 3 }],
+      total: 1,
+    },
+  });
+
+  it("says an expert-only list is not given to agents, and hides columns without a look-up", async () => {
+    const onRun = vi.fn();
+    render(
+      <Records views={[users]} steps={[listing]} disabled={false} busy={false} onRun={onRun} active="users" onActive={() => {}} />,
+    );
+    expect(screen.getByTestId("expert-only").textContent).toContain("an AI agent doing this task is not given it");
+    expect(screen.getByRole("columnheader", { name: /City/ })).toBeTruthy();
+    await userEvent.click(screen.getByText("Columns"));
+    await userEvent.click(screen.getByRole("checkbox", { name: "City" }));
+    expect(screen.queryByRole("columnheader", { name: /City/ })).toBeNull();
+    expect(screen.getByText("Columns (5 of 6)")).toBeTruthy();
+    expect(screen.getByRole("columnheader", { name: /Name/ })).toBeTruthy();
+    expect(onRun).not.toHaveBeenCalled();
+  });
+
+  it("says nothing of agents for a list everyone has", () => {
+    render(
+      <Records
+        views={[{ ...users, expert_only: false }]}
+        steps={[listing]}
+        disabled={false}
+        busy={false}
+        onRun={() => {}}
+        active="users"
+        onActive={() => {}}
+      />,
+    );
+    expect(screen.queryByTestId("expert-only")).toBeNull();
   });
 });

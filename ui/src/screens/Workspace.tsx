@@ -70,7 +70,8 @@ export function Workspace({
   const [drafts, setDrafts] = useState<Record<string, Data>>({});
   const [palette, setPalette] = useState(false);
   const [help, setHelp] = useState(false);
-  const [dock, setDock] = useState<"timeline" | "policy" | null>(null);
+  // "both": the policy above the timeline, for checking a rule while annotating.
+  const [dock, setDock] = useState<"timeline" | "policy" | "both" | null>(null);
   const [dockOpen, setDockOpen] = useState(true);
   const [activeView, setActiveView] = useState<string | null>(null);
   const [after, setAfter] = useState<(WorldProgress & { worldId: string; worldName: string }) | null>(null);
@@ -229,7 +230,7 @@ export function Workspace({
     message: () => composerRef.current?.focus(),
     policy: () => {
       setDockOpen(true);
-      setDock((d) => (d === "policy" && dockOpen ? "timeline" : "policy"));
+      setDock((d) => (d === "both" ? "both" : d === "policy" && dockOpen ? "timeline" : "policy"));
     },
     undo: () => send({ type: "UNDO" }),
     pause: () => (active || paused) && togglePause(),
@@ -238,7 +239,7 @@ export function Workspace({
     help: () => setHelp(true),
     why: () => {
       setDockOpen(true);
-      setDock("timeline");
+      setDock((d) => (d === "both" ? "both" : "timeline"));
       // After the timeline renders: the last kept step's box (undone steps have none).
       requestAnimationFrame(() => {
         const boxes = document.querySelectorAll<HTMLTextAreaElement>('.ws-dock [data-testid="rationale"]');
@@ -285,6 +286,19 @@ export function Workspace({
         : open
           ? { label: "Recording", tone: "red" }
           : { label: view.status.replace("_", " "), tone: "grey" };
+
+  const policy = world ? <PolicyPanel policy={world.policy} /> : <p className="muted pad">Loading the policy…</p>;
+  const timeline = (
+    <Timeline
+      steps={view.steps}
+      tools={view.tools}
+      editable={open}
+      onAnnotate={async (idx, rationale, flag) => {
+        await api.annotateStep(view.id, idx, rationale, flag);
+        send({ type: "ANNOTATED", idx, rationale, flag });
+      }}
+    />
+  );
 
   return (
     <div className="workspace" data-screen="workspace" data-episode={view.id}>
@@ -486,6 +500,17 @@ export function Workspace({
             </button>
             <button
               type="button"
+              role="tab"
+              aria-selected={dock === "both"}
+              className={`tab${dock === "both" ? " active" : ""}`}
+              onClick={() => setDock("both")}
+              title="Show the policy and the timeline together"
+              data-testid="tab-both"
+            >
+              Both
+            </button>
+            <button
+              type="button"
               className="btn btn-ghost btn-xs dock-hide"
               onClick={() => setDockOpen(false)}
               title="Hide this panel to make room"
@@ -494,21 +519,18 @@ export function Workspace({
               Hide »
             </button>
           </div>
-          <div className="dock-body">
-            {dock === "policy" ? (
-              world ? <PolicyPanel policy={world.policy} /> : <p className="muted pad">Loading the policy…</p>
-            ) : (
-              <Timeline
-                steps={view.steps}
-                tools={view.tools}
-                editable={open}
-                onAnnotate={async (idx, rationale, flag) => {
-                  await api.annotateStep(view.id, idx, rationale, flag);
-                  send({ type: "ANNOTATED", idx, rationale, flag });
-                }}
-              />
-            )}
-          </div>
+          {dock === "both" ? (
+            <div className="dock-split" data-testid="dock-both">
+              <section className="dock-body dock-half" aria-label="Policy">
+                {policy}
+              </section>
+              <section className="dock-body dock-half" aria-label="Timeline">
+                {timeline}
+              </section>
+            </div>
+          ) : (
+            <div className="dock-body">{dock === "policy" ? policy : timeline}</div>
+          )}
         </aside>
       </div>
       {transitional && !state.matches("loading") && <div className="busy-bar" aria-hidden="true" />}

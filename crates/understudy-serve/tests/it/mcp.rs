@@ -88,6 +88,18 @@ fn call(id: u64, name: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
 }
 
+/// A call of a tool the session does not offer is a protocol error naming it.
+fn assert_unknown_tool(e: &Value, name: &str) {
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("unknown tool `{name}`")),
+        "{e}"
+    );
+}
+
 fn episodes(store: &Store) -> Vec<understudy::store::EpisodeRecord> {
     store.episodes(&EpisodeFilter::default()).expect("episodes")
 }
@@ -202,14 +214,7 @@ async fn a_stdio_session_lists_calls_refuses_and_records_one_episode() {
 
     // An unknown tool is a protocol error.
     let e = pipe.ask(call(3, "launch_rocket", json!({}))).await;
-    assert_eq!(e["error"]["code"], -32602, "{e}");
-    assert!(
-        e["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("unknown tool `launch_rocket`"),
-        "{e}"
-    );
+    assert_unknown_tool(&e, "launch_rocket");
     // The message tool's arguments are checked before any step.
     let r = pipe
         .ask(call(4, "send_message", json!({"message": 3})))
@@ -476,4 +481,36 @@ fn an_http_mcp_session_is_one_episode() {
         episode_becomes(h.store(), EpisodeStatus::Abandoned),
         ("http-it".to_string(), 1)
     );
+}
+
+/// τ-bench's records lists are the expert's (`audience = "expert"`): an
+/// agent over MCP is offered exactly τ-bench's tools, and asking for a
+/// list by name is an unknown tool, not a read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_agent_gets_no_expert_only_list() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let world = understudy_testkit::world("tau-airline");
+    assert!(world.views.contains_key("users"));
+    let store = Store::open_with(dir.path().join("store.sqlite"), Durability::Fast).expect("store");
+    let server = Arc::new(
+        Server::new(vec![world], Arc::new(store), ServeConfig::default()).expect("server"),
+    );
+    let mut pipe = stdio_session(Arc::clone(&server), 1 << 20, json!({"task_id": "test-16"}));
+    pipe.ask(initialize()).await;
+    pipe.send(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#)
+        .await;
+    let list = pipe
+        .ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await;
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"get_user_details"), "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with("view_")), "{names:?}");
+    let e = pipe.ask(call(3, "view_users", json!({}))).await;
+    assert_unknown_tool(&e, "view_users");
+    assert!(episodes(server.store()).is_empty(), "nothing was read");
 }
