@@ -19,11 +19,13 @@ import type { HubView } from "./HubView";
 import type { ImportView } from "./ImportView";
 import type { LintView } from "./LintView";
 import type { ProgressView } from "./ProgressView";
+import type { QueryPreview } from "./QueryPreview";
 import type { QueueView } from "./QueueView";
 import type { ReplayState } from "./ReplayState";
 import type { ReplayView } from "./ReplayView";
 import type { Review } from "./Review";
 import type { ReviewView } from "./ReviewView";
+import type { RubricComparison } from "./RubricComparison";
 import type { RubricDoc } from "./RubricDoc";
 import type { RubricWorkspaceView } from "./RubricWorkspaceView";
 import type { SavedView } from "./SavedView";
@@ -62,6 +64,8 @@ export type Commands = {
   lint_rubric: { args: { worldId: string; doc: RubricDoc; job: string }; returns: LintView };
   try_rubric: { args: { worldId: string; doc: RubricDoc; run: string }; returns: TryView };
   save_rubric: { args: { worldId: string; doc: RubricDoc }; returns: SavedView };
+  preview_query: { args: { worldId: string; taskId: string; run: string; query: string }; returns: QueryPreview };
+  compare_rubric_versions: { args: { worldId: string; taskId: string; from: number; to: number }; returns: RubricComparison };
   grading_runs: { args: {}; returns: GradingView };
   import_agent_runs: { args: { path: string }; returns: ImportView };
   assign_grader: { args: { episodeId: string; graderId: string }; returns: GradingView };
@@ -214,6 +218,18 @@ export function commands(call: Call) {
      * recorded in the store with its content hash.
      */
     saveRubric: (worldId: string, doc: RubricDoc) => call("save_rubric", { worldId, doc }),
+    /**
+     * What a state check's query reads on a run's final state (`solution`
+     * or a stored episode id), replayed by the engine: at most 50 rows,
+     * read-only; a query that cannot run says why in plain words.
+     */
+    previewQuery: (worldId: string, taskId: string, run: string, query: string) => call("preview_query", { worldId, taskId, run, query }),
+    /**
+     * What differs between two saved versions of a task's rubric (by their
+     * ids in the version list): criteria added, removed and changed, as
+     * sentences.
+     */
+    compareRubricVersions: (worldId: string, taskId: string, from: number, to: number) => call("compare_rubric_versions", { worldId, taskId, from, to }),
     /**
      * The agent runs to grade, with who grades each.
      */
