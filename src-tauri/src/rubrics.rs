@@ -208,12 +208,7 @@ fn gold_for_draft(
     };
     let store = service.store();
     if let Some(e) = store.episodes(&filter)?.into_iter().last() {
-        let actions = store
-            .steps(&e.id)?
-            .into_iter()
-            .filter(|s| !s.retracted)
-            .map(|s| s.action)
-            .collect();
+        let actions = store.trajectory(&e.id)?.actions();
         return Ok((
             actions,
             format!(
@@ -486,15 +481,10 @@ command! {
                 .ok_or_else(|| AppError::not_found(format!("The task \"{}\"", rubric.task_id)))?;
             (derive::solution(task)?, 0, "The task's reference solution".to_string())
         } else {
-            let record = service.store().episode(&run)?;
-            let actions = service
-                .store()
-                .steps(&run)?
-                .into_iter()
-                .filter(|s| !s.retracted)
-                .map(|s| s.action)
-                .collect();
-            (actions, record.seed, format!("Run {} by {}", short(&record.id), actor(&record.actor)))
+            let trajectory = service.store().trajectory(&run)?;
+            let record = &trajectory.record;
+            let label = format!("Run {} by {}", short(&record.id), actor(&record.actor));
+            (trajectory.actions(), record.seed, label)
         };
         let mut episode = Episode::new(Arc::clone(&world))?;
         let score = understudy::rubric::replay_and_score(&mut episode, &rubric, seed, &actions, &[])?;
