@@ -29,7 +29,7 @@ use std::sync::Arc;
 pub use dashboard::{task_dashboard, TaskDashboard};
 pub use import::import_agent_runs;
 pub use report::{agreement_report, Agreement, AgreementReport, CriterionAgreement, Method};
-pub use sheet::{finish, grade, sheet, Grade, GradeInput, GradingSheet, SheetCriterion};
+pub use sheet::{Grade, GradeInput, GradingSheet, RunGrader, SheetCriterion};
 
 use crate::episode::Episode;
 use crate::error::{Error, Result};

@@ -66,14 +66,14 @@ pub mod lint;
 mod load;
 mod matchers;
 pub mod mutations;
-pub mod numbers;
+pub(crate) mod numbers;
 mod records;
 mod scope_index;
 mod scope_mutants;
 mod score;
 pub mod sentence;
 pub mod survivors;
-pub mod values;
+pub(crate) mod values;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
