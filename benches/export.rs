@@ -13,8 +13,9 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 use understudy::export::{self, ExportOptions, Format, Source, WorldSet};
-use understudy::replay::{self, ReplayInput};
+use understudy::replay;
 use understudy::store::{Actor, EpisodeRecord, EpisodeStatus, StepRecord, Store};
+use understudy::trajectory::ActionList;
 use understudy::trajectory::Trajectory;
 use understudy::{Action, Episode, World};
 
@@ -137,12 +138,10 @@ fn replays(c: &mut Criterion) {
     let world = Arc::new(World::load(repo().join("tests/worlds/mini")).expect("mini loads"));
     let actions = ten_actions();
     const N: usize = 2000;
-    let inputs: Vec<ReplayInput> = (0..N)
-        .map(|i| ReplayInput {
-            line: i + 1,
-            task_index: None,
-            task_id: Some("pay-back".into()),
-            actions: actions.clone(),
+    let inputs: Vec<ActionList> = (0..N)
+        .map(|i| ActionList {
+            line: Some(i + 1),
+            ..ActionList::new("pay-back", actions.clone())
         })
         .collect();
     let mut group = c.benchmark_group("replay");

@@ -13,6 +13,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 use understudy::rubric::batch::{self, RunToScore};
 use understudy::rubric::{self, RubricSet};
+use understudy::trajectory::ActionList;
 use understudy::{Action, Episode, World};
 
 fn repo() -> PathBuf {
@@ -68,11 +69,7 @@ fn score(c: &mut Criterion) {
     const BATCH: usize = 2000;
     let trajectories: Vec<RunToScore> = (0..BATCH)
         .map(|_| RunToScore {
-            line: None,
-            episode_id: None,
-            task_id: "duplicate-charge".into(),
-            seed: 0,
-            actions: actions.clone(),
+            run: ActionList::new("duplicate-charge", actions.clone()),
             judgments: Vec::new(),
             expert: false,
         })

@@ -22,22 +22,8 @@ use crate::action::Action;
 use crate::episode::{Changes, Episode};
 use crate::error::{Error, Result};
 use crate::observation::Observation;
-use crate::trajectory::{StepRecord, Trajectory};
+use crate::trajectory::{actions_from_json, input_line, ActionList, StepRecord, Trajectory};
 use crate::world::World;
-
-/// One parsed input line.
-#[derive(Debug, Clone)]
-pub struct ReplayInput {
-    /// 1-based line number in the input file.
-    pub line: usize,
-    /// The line's `task_index`, whatever it holds, copied to the output so
-    /// lines can be matched up (τ-bench numbers its tasks).
-    pub task_index: Option<Value>,
-    /// The task to run; `None` runs the world's first task.
-    pub task_id: Option<String>,
-    /// The actions, in order, from a fresh reset with seed 0.
-    pub actions: Vec<Action>,
-}
 
 /// One output line.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -56,7 +42,7 @@ pub struct ReplayOutput {
 
 /// Parses a JSONL document of action lists. Any bad line rejects the whole
 /// input, naming the line, so no partial output is ever written.
-pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
+pub fn parse_input(text: &str, source: &str) -> Result<Vec<ActionList>> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -73,36 +59,20 @@ pub fn parse_input(text: &str, source: &str) -> Result<Vec<ReplayInput>> {
     }
 }
 
-/// Parses line number `line` (1-based) of an input: `None` when it is
-/// blank, else the action list or why it is not one. For reading a large
-/// input a line at a time (see [`replay_each`]).
-pub fn parse_input_line(
-    text: &str,
-    line: usize,
-) -> std::result::Result<Option<ReplayInput>, String> {
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    let (task_index, task_id, actions) = parse_line(text)?;
-    Ok(Some(ReplayInput {
-        line,
-        task_index,
-        task_id,
-        actions,
-    }))
-}
-
-/// A parsed input line: task index, task id, actions.
-type ParsedLine = (Option<Value>, Option<String>, Vec<Action>);
-
 /// The fields of an input line replay reads.
 const LINE_FIELDS: &[&str] = &["task_index", "task_id", "actions"];
 
-fn parse_line(line: &str) -> std::result::Result<ParsedLine, String> {
-    let value = match crate::action::json_object_fields(line, LINE_FIELDS) {
-        Some(fields) => Value::Object(fields),
-        None => serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?,
-    };
+/// Parses line number `line` (1-based) of an input: `None` when it is
+/// blank, else the action list (run from seed 0) or why it is not one. For
+/// reading a large input a line at a time (see [`replay_each`]).
+pub fn parse_input_line(
+    text: &str,
+    line: usize,
+) -> std::result::Result<Option<ActionList>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let value = input_line(text, LINE_FIELDS)?;
     let obj = value
         .as_object()
         .ok_or("expected a JSON object with an `actions` list")?;
@@ -110,26 +80,30 @@ fn parse_line(line: &str) -> std::result::Result<ParsedLine, String> {
         .get("actions")
         .and_then(Value::as_array)
         .ok_or("expected an `actions` list")?;
-    let actions = actions
-        .iter()
-        .enumerate()
-        .map(|(i, a)| Action::from_json(a).map_err(|e| format!("action {}: {e}", i + 1)))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let actions = actions_from_json(actions)?;
     let task_id = obj
         .get("task_id")
         .and_then(Value::as_str)
         .map(str::to_string);
-    Ok((obj.get("task_index").cloned(), task_id, actions))
+    Ok(Some(ActionList {
+        line: Some(line),
+        episode_id: None,
+        task_index: obj.get("task_index").cloned(),
+        task_id,
+        seed: 0,
+        actions,
+    }))
 }
 
-/// Replays one action list on `episode` from a fresh reset.
+/// Replays one action list on `episode` from a fresh reset with `seed`.
 pub(crate) fn replay_one(
     episode: &mut Episode,
     task_id: &str,
+    seed: u64,
     actions: &[Action],
 ) -> Result<(Vec<String>, Changes)> {
     episode.set_enforce_limits(false);
-    episode.reset(task_id, 0)?;
+    episode.reset(task_id, seed)?;
     let mut observations = Vec::with_capacity(actions.len());
     for action in actions {
         observations.push(episode.step(action)?.observation.text);
@@ -137,34 +111,12 @@ pub(crate) fn replay_one(
     Ok((observations, episode.changes()?))
 }
 
-/// Which task an input line runs as: its `task_id`, else the world's first.
-fn task_for<'a>(world: &'a World, input: &'a ReplayInput) -> Result<&'a str> {
-    match &input.task_id {
-        Some(id) if world.task(id).is_some() => Ok(id),
-        Some(id) => Err(Error::UnknownTask {
-            world: world.meta.id.clone(),
-            task: id.clone(),
-        }),
-        None => world
-            .tasks
-            .keys()
-            .next()
-            .map(String::as_str)
-            .ok_or_else(|| {
-                Error::Other(format!(
-                    "world `{}` has no task to replay against",
-                    world.meta.id
-                ))
-            }),
-    }
-}
-
 /// Replays every input in parallel and returns the outputs in input order.
 /// `progress` is called once per finished line. Holds every output: for
 /// large batches, stream them with [`replay_each`].
 pub fn replay_all(
     world: &Arc<World>,
-    inputs: &[ReplayInput],
+    inputs: &[ActionList],
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<ReplayOutput>> {
     let mut outputs = Vec::with_capacity(inputs.len());
@@ -205,7 +157,7 @@ pub fn replay_each<I>(
     sink: &mut dyn FnMut(ReplayOutput) -> Result<()>,
 ) -> Result<usize>
 where
-    I: Iterator<Item = Result<ReplayInput>> + Send,
+    I: Iterator<Item = Result<ActionList>> + Send,
 {
     let workers = rayon::current_num_threads().max(1);
     ordered_parallel(
@@ -214,9 +166,9 @@ where
         workers * REORDER_WINDOW_PER_WORKER,
         || Episode::new(Arc::clone(world)),
         |episode, input| {
-            let task = task_for(world, &input)?;
-            let (observations, changes) = replay_one(episode, task, &input.actions)
-                .map_err(|e| Error::Other(format!("line {}: {e}", input.line)))?;
+            let task = input.task(world)?;
+            let (observations, changes) = replay_one(episode, task, input.seed, &input.actions)
+                .map_err(|e| input.at_line(e))?;
             progress();
             Ok(ReplayOutput {
                 task_index: input.task_index,

@@ -7,12 +7,19 @@
 //! results, messages with the customer's replies, the final answer), so the
 //! agent server, every export format and the app cannot disagree about
 //! what happened.
+//!
+//! **Key decision: one action list.** What replay and scoring re-execute is
+//! an [`ActionList`]: a task, a seed and the actions, with where they came
+//! from (an input line or a stored episode). Both read input lines through
+//! the same helpers here, so a line means the same to both.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::action::Action;
+use crate::error::{Error, Result};
 use crate::observation::Observation;
+use crate::world::World;
 
 /// Where an episode is in its lifecycle: `in_progress ⇄ paused →
 /// submitted | abandoned`, then a review moves a submitted episode to
@@ -207,6 +214,19 @@ impl Trajectory {
         self.kept_steps().map(|s| s.action.clone()).collect()
     }
 
+    /// The episode as an action list to run again: its task and seed, its
+    /// id, and its kept actions.
+    pub fn action_list(&self) -> ActionList {
+        ActionList {
+            line: None,
+            episode_id: Some(self.record.id.clone()),
+            task_index: None,
+            task_id: Some(self.record.task_id.clone()),
+            seed: self.record.seed,
+            actions: self.actions(),
+        }
+    }
+
     /// The episode as a conversation: one turn per step, plus the final
     /// message when it was given at submission and never sent as a message
     /// step (so the conversation still ends with what the performer told
@@ -301,4 +321,161 @@ pub enum Turn<'a> {
         /// As for [`Turn::Call`].
         retracted: bool,
     },
+}
+
+/// An action list to run from a task's seeded world: one line of a replay
+/// or scoring input, or a stored episode's kept steps
+/// ([`Trajectory::action_list`]). Replay and scoring both take it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionList {
+    /// 1-based line in the input file, when it came from one.
+    pub line: Option<usize>,
+    /// The episode's id, when the input names one; a score carries it.
+    pub episode_id: Option<String>,
+    /// The line's `task_index`, whatever it holds, when it has one
+    /// (τ-bench numbers its tasks); replay copies it to its output so lines
+    /// can be matched up.
+    pub task_index: Option<Value>,
+    /// The task to run, as named; `None` runs the world's first task (see
+    /// [`ActionList::task`]).
+    pub task_id: Option<String>,
+    /// The seed the task is reset with before the actions.
+    pub seed: u64,
+    /// The actions, in order; undone steps are already left out.
+    pub actions: Vec<Action>,
+}
+
+impl ActionList {
+    /// A list run from `task_id` with seed 0, with no input line or episode
+    /// behind it (built by a program rather than read).
+    pub fn new(task_id: impl Into<String>, actions: Vec<Action>) -> ActionList {
+        ActionList {
+            line: None,
+            episode_id: None,
+            task_index: None,
+            task_id: Some(task_id.into()),
+            seed: 0,
+            actions,
+        }
+    }
+
+    /// Which task the list runs as: its `task_id`, else the world's first.
+    /// A task the world does not have is an error naming both.
+    pub fn task<'a>(&'a self, world: &'a World) -> Result<&'a str> {
+        match &self.task_id {
+            Some(id) if world.task(id).is_some() => Ok(id),
+            Some(id) => Err(Error::UnknownTask {
+                world: world.meta.id.clone(),
+                task: id.clone(),
+            }),
+            None => world
+                .tasks
+                .keys()
+                .next()
+                .map(String::as_str)
+                .ok_or_else(|| {
+                    Error::Other(format!(
+                        "world `{}` has no task to replay against",
+                        world.meta.id
+                    ))
+                }),
+        }
+    }
+
+    /// Puts the input line's number in front of an error about running
+    /// this list, when it came from a line.
+    pub(crate) fn at_line(&self, e: Error) -> Error {
+        match self.line {
+            Some(l) => Error::Other(format!("line {l}: {e}")),
+            None => e,
+        }
+    }
+}
+
+/// An input line as a JSON object, reading only `fields` (the rest, such as
+/// τ-bench's recorded results, is skipped unbuilt). `Err` says why the line
+/// is not JSON; the caller says what object it expected.
+pub(crate) fn input_line(line: &str, fields: &[&str]) -> std::result::Result<Value, String> {
+    match crate::action::json_object_fields(line, fields) {
+        Some(fields) => Ok(Value::Object(fields)),
+        None => serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}")),
+    }
+}
+
+/// An input line's `actions` list (engine or τ-bench shapes), or which
+/// action is not one and why.
+pub(crate) fn actions_from_json(list: &[Value]) -> std::result::Result<Vec<Action>, String> {
+    list.iter()
+        .enumerate()
+        .map(|(i, a)| Action::from_json(a).map_err(|e| format!("action {}: {e}", i + 1)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mini() -> World {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/worlds/mini");
+        World::load(root).expect("the mini world loads")
+    }
+
+    /// A list runs its named task, or the world's first when it names none;
+    /// a task the world lacks is an error naming both, and an error about a
+    /// line names the line.
+    #[test]
+    fn an_action_list_runs_its_task_or_the_worlds_first() {
+        let world = mini();
+        let first = world.tasks.keys().next().expect("a task").clone();
+        let last = world.tasks.keys().next_back().expect("a task").clone();
+        assert_eq!(
+            ActionList::new(&last, Vec::new()).task(&world).unwrap(),
+            last
+        );
+        let unnamed = ActionList {
+            task_id: None,
+            ..ActionList::new("x", Vec::new())
+        };
+        assert_eq!(unnamed.task(&world).unwrap(), first);
+
+        let err = ActionList::new("no-such-task", Vec::new())
+            .task(&world)
+            .expect_err("not in the world");
+        assert!(
+            matches!(&err, Error::UnknownTask { world: w, task } if w == &world.meta.id && task == "no-such-task"),
+            "{err:?}"
+        );
+        let at_seven = ActionList {
+            line: Some(7),
+            ..ActionList::new("t", Vec::new())
+        };
+        assert_eq!(
+            at_seven.at_line(Error::Other("boom".into())).to_string(),
+            "line 7: boom"
+        );
+        let from_code = ActionList::new("t", Vec::new());
+        assert_eq!(
+            from_code.at_line(Error::Other("boom".into())).to_string(),
+            "boom"
+        );
+    }
+
+    /// A line's actions are read in every shape `Action::from_json` takes;
+    /// a bad one is named by its position, and a line that is not JSON says
+    /// so.
+    #[test]
+    fn input_lines_and_their_actions_are_read_or_refused_by_position() {
+        let line = r#"{"actions": [{"name": "transfer", "kwargs": {"amount": 1}}, {"message": "Done."}], "expected": [1, 2]}"#;
+        let obj = input_line(line, &["actions"]).expect("an object");
+        assert!(obj.get("expected").is_none(), "unread fields are skipped");
+        let actions = actions_from_json(obj["actions"].as_array().unwrap()).expect("actions");
+        assert_eq!(actions.len(), 2);
+        assert_eq!(actions[1], Action::message("Done."));
+
+        let err = actions_from_json(&[serde_json::json!({"message": "ok"}), serde_json::json!(3)])
+            .expect_err("3 is no action");
+        assert!(err.starts_with("action 2: "), "{err}");
+        let err = input_line("{not json", &["actions"]).expect_err("not JSON");
+        assert!(err.starts_with("not valid JSON"), "{err}");
+    }
 }

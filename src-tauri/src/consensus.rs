@@ -1,14 +1,13 @@
 //! Demonstration agreement for the reviewer: where the experts' handed-in
 //! runs of one task end differently or act differently, before any of them
 //! is approved as gold. Each run's final state comes from the replay view's
-//! diff ([`crate::review::tables`]); the comparison is the engine's
+//! diff ([`crate::review::tables_after`]); the comparison is the engine's
 //! ([`understudy::consensus::compare`]).
 
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
 use understudy::consensus::{self, ChangedField, Consensus, RunOutcome};
-use understudy::replay::replay_prefix;
 use understudy::store::{EpisodeFilter, EpisodeStatus};
 
 use crate::error::{AppError, AppResult};
@@ -53,10 +52,8 @@ pub fn build(service: &Service, world_id: &str, task_id: &str) -> AppResult<Cons
     let mut outcomes = Vec::with_capacity(runs.len());
     for r in &runs {
         let trajectory = service.store().trajectory(&r.episode_id)?;
-        let kept = trajectory.kept_steps().count();
-        let end = replay_prefix(&world, &trajectory, kept, true)?;
         let mut changed = Vec::new();
-        for t in review::tables(&end)? {
+        for t in review::tables_after(&world, &trajectory, None)? {
             // A record added or removed compares whole: "added" in one run
             // and absent in another is one difference, not one per field.
             let whole = |rec: &review::RecordDiff, after: bool| {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::grading::{self, AgreementReport, GradeInput, GradingSheet, JudgeAgreement};
+use understudy::grading::{self, AgreementReport, GradeInput, GradingSheet, JudgeAgreement, RunGrader};
 use understudy::rubric::Rubric;
 use understudy::store::{Actor, EpisodeFilter};
 use understudy::World;
@@ -293,13 +293,19 @@ fn row(service: &Service, episode_id: &str) -> AppResult<GradingRow> {
 fn sheet_view(
     service: &Service,
     episode_id: &str,
-    make: impl FnOnce(&Arc<World>, &Rubric, &str) -> understudy::Result<GradingSheet>,
+    make: impl FnOnce(RunGrader<'_>) -> understudy::Result<GradingSheet>,
 ) -> AppResult<SheetView> {
     let who = grader(service)?;
     let run = row(service, episode_id)?;
     let world = service.world(&run.world_id)?;
     let rubric = rubric(service, &world, &run.task_id)?;
-    let sheet = make(&world, &rubric, &who.id)?;
+    let sheet = make(RunGrader {
+        store: service.store(),
+        world: &world,
+        rubric: &rubric,
+        episode_id,
+        grader: &who.id,
+    })?;
     let trajectory = service.store().trajectory(episode_id)?;
     Ok(SheetView {
         task: world
@@ -383,9 +389,7 @@ command! {
     #[tauri::command(async)]
     pub fn open_grading(state: State<'_, AppState>, episode_id: String) -> AppResult<SheetView> {
         let service = state.service()?;
-        sheet_view(service, &episode_id, |world, rubric, who| {
-            grading::sheet(service.store(), world, rubric, &episode_id, who)
-        })
+        sheet_view(service, &episode_id, |g| g.sheet())
     }
 }
 
@@ -395,9 +399,7 @@ command! {
     #[tauri::command(async)]
     pub fn grade_criterion(state: State<'_, AppState>, episode_id: String, grade: GradeInput) -> AppResult<SheetView> {
         let service = state.service()?;
-        let view = sheet_view(service, &episode_id, |world, rubric, who| {
-            grading::grade(service.store(), world, rubric, &episode_id, who, &grade)
-        })?;
+        let view = sheet_view(service, &episode_id, |g| g.grade(&grade))?;
         crate::hub_work::graded(&state, &episode_id)?;
         Ok(view)
     }
@@ -408,9 +410,7 @@ command! {
     #[tauri::command(async)]
     pub fn finish_grading(state: State<'_, AppState>, episode_id: String) -> AppResult<SheetView> {
         let service = state.service()?;
-        let view = sheet_view(service, &episode_id, |world, rubric, who| {
-            grading::finish(service.store(), world, rubric, &episode_id, who)
-        })?;
+        let view = sheet_view(service, &episode_id, |g| g.finish())?;
         crate::hub_work::graded(&state, &episode_id)?;
         Ok(view)
     }
@@ -472,31 +472,21 @@ mod tests {
             .expect("a run to grade");
         assert!(run.has_rubric);
 
-        let err = sheet_view(&s, &run.episode_id, |_, _, _| unreachable!()).unwrap_err();
+        let err = sheet_view(&s, &run.episode_id, |_| unreachable!()).unwrap_err();
         assert_eq!(err.code, "no_expert");
         let ana = profile(&s, "Ana Ruiz");
-        let sheet = sheet_view(&s, &run.episode_id, |w, r, who| {
-            grading::sheet(s.store(), w, r, &run.episode_id, who)
-        })
-        .unwrap();
+        let sheet = sheet_view(&s, &run.episode_id, |g| g.sheet()).unwrap();
         assert_eq!(sheet.sheet.grader, ana);
         assert!(!sheet.steps.is_empty());
         let grade = |who: &str, met: bool| {
             s.select_expert(who).unwrap();
-            sheet_view(&s, &run.episode_id, |w, r, g| {
-                grading::grade(
-                    s.store(),
-                    w,
-                    r,
-                    &run.episode_id,
-                    g,
-                    &GradeInput {
-                        criterion_id: "kind-and-clear".into(),
-                        met,
-                        reason: "Read the reply.".into(),
-                        level: None,
-                    },
-                )
+            sheet_view(&s, &run.episode_id, |g| {
+                g.grade(&GradeInput {
+                    criterion_id: "kind-and-clear".into(),
+                    met,
+                    reason: "Read the reply.".into(),
+                    level: None,
+                })
             })
             .unwrap()
         };

@@ -56,6 +56,7 @@ pub mod rubrics;
 pub mod service;
 #[cfg(test)]
 mod testing;
+pub mod transcript;
 pub mod worlds;
 
 use std::path::PathBuf;
@@ -127,6 +128,7 @@ macro_rules! with_commands {
             episodes::restart_episode,
             episodes::save_draft,
             episodes::checkpoint_episode,
+            transcript::episode_transcript,
             queue::review_queue,
             queue::decide_episode,
             replay_view::open_replay,
@@ -313,6 +315,7 @@ mod bindings {
             crate::episodes::EpisodeView::export_all_to(&dir),
             crate::episodes::EpisodeSummary::export_all_to(&dir),
             crate::episodes::StepTaken::export_all_to(&dir),
+            crate::transcript::TurnView::export_all_to(&dir),
             crate::review::ReviewView::export_all_to(&dir),
             crate::queue::QueueView::export_all_to(&dir),
             crate::replay_view::ReplayView::export_all_to(&dir),

@@ -6,7 +6,6 @@
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::replay::replay_prefix;
 use understudy::store::EpisodeFilter;
 
 use crate::episodes::StepView;
@@ -66,8 +65,6 @@ pub fn open(service: &Service, episode_id: &str) -> AppResult<ReplayView> {
         ));
     };
     let episode = rows.remove(at);
-    let kept = trajectory.kept_steps().count();
-    let last = replay_prefix(&world, &trajectory, kept, true)?;
     Ok(ReplayView {
         episode,
         task: task.map(|t| TaskBrief::new(t, &world.meta.user)),
@@ -81,7 +78,7 @@ pub fn open(service: &Service, episode_id: &str) -> AppResult<ReplayView> {
             })
             .unwrap_or_default(),
         steps: trajectory.steps.iter().map(StepView::new).collect(),
-        final_state: review::tables(&last)?,
+        final_state: review::tables_after(&world, &trajectory, None)?,
         final_message: record.final_message.clone(),
         world_changed: record.world_hash != world.content_hash,
         others: rows,
@@ -92,10 +89,9 @@ pub fn open(service: &Service, episode_id: &str) -> AppResult<ReplayView> {
 pub fn state_after(service: &Service, episode_id: &str, upto: u32) -> AppResult<ReplayState> {
     let trajectory = service.store().trajectory(episode_id)?;
     let world = service.world(&trajectory.record.world_id)?;
-    let episode = replay_prefix(&world, &trajectory, upto as usize, true)?;
     Ok(ReplayState {
         upto,
-        tables: review::tables(&episode)?,
+        tables: review::tables_after(&world, &trajectory, Some(upto as usize))?,
     })
 }
 

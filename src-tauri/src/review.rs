@@ -11,8 +11,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use ts_rs::TS;
 use understudy::recorder::Recorder;
+use understudy::replay::replay_prefix;
+use understudy::trajectory::Trajectory;
 use understudy::world::TableInfo;
-use understudy::{Action, Episode};
+use understudy::{Action, Episode, World};
 
 use crate::error::AppResult;
 
@@ -75,6 +77,19 @@ pub fn build(r: &Recorder) -> AppResult<ReviewView> {
         active_ms: r.active_ms(),
         done: r.is_done(),
     })
+}
+
+/// What a stored run had changed in the world after its first `upto` kept
+/// steps (`None`: all of them), field by field: the steps replayed on a
+/// fresh episode ([`replay_prefix`]). A world changed since the recording
+/// is replayed anyway; the views that show the result say so.
+pub fn tables_after(
+    world: &Arc<World>,
+    trajectory: &Trajectory,
+    upto: Option<usize>,
+) -> AppResult<Vec<TableDiff>> {
+    let upto = upto.unwrap_or_else(|| trajectory.kept_steps().count());
+    tables(&replay_prefix(world, trajectory, upto, true)?)
 }
 
 /// What `episode` changed in the world so far, field by field, against a

@@ -214,12 +214,7 @@ fn gold_for_draft(
     };
     let store = service.store();
     if let Some(e) = store.episodes(&filter)?.into_iter().last() {
-        let actions = store
-            .steps(&e.id)?
-            .into_iter()
-            .filter(|s| !s.retracted)
-            .map(|s| s.action)
-            .collect();
+        let actions = store.trajectory(&e.id)?.actions();
         return Ok((
             actions,
             format!(
@@ -369,13 +364,7 @@ fn stored_run(
             ),
         ));
     }
-    let actions = service
-        .store()
-        .steps(run)?
-        .into_iter()
-        .filter(|s| !s.retracted)
-        .map(|s| s.action)
-        .collect();
+    let actions = service.store().trajectory(run)?.actions();
     Ok((
         actions,
         record.seed,

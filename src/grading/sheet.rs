@@ -95,73 +95,175 @@ impl From<Given> for Grade {
     }
 }
 
-/// The sheet of `grader` for run `episode_id`.
-pub fn sheet(
-    store: &Store,
-    world: &Arc<World>,
-    rubric: &Rubric,
-    episode_id: &str,
-    grader: &str,
-) -> Result<GradingSheet> {
-    let run = store.trajectory(episode_id)?;
-    let automatic = automatic_score(store, world, rubric, &run)?;
-    let mut grades = given(store, rubric, episode_id, grader)?;
-    let mut graded = automatic.clone();
-    for (id, g) in &grades {
-        match rubric.criterion(id).map(|c| (c.kind, c.hash.clone())) {
-            Some((CriterionKind::Judged, hash)) => {
-                graded.apply_judgment(
-                    rubric,
-                    &Judgment {
-                        criterion_id: id.clone(),
-                        criterion_hash: Some(hash),
-                        met: g.met,
-                        reason: g.reason.clone(),
-                        judge: grader.to_string(),
-                        at: g.at.clone(),
-                        level: g.level.clone(),
-                    },
-                );
+/// One grader at work on one run under one rubric: what a sheet is read
+/// and changed for.
+#[derive(Debug, Clone, Copy)]
+pub struct RunGrader<'a> {
+    /// Where the run, its grades and its stored score are.
+    pub store: &'a Store,
+    /// The run's world, to replay it in.
+    pub world: &'a Arc<World>,
+    /// The rubric graded with.
+    pub rubric: &'a Rubric,
+    /// The run graded.
+    pub episode_id: &'a str,
+    /// The expert grading it.
+    pub grader: &'a str,
+}
+
+impl RunGrader<'_> {
+    /// The grader's sheet for the run.
+    pub fn sheet(&self) -> Result<GradingSheet> {
+        let run = self.store.trajectory(self.episode_id)?;
+        let automatic = automatic_score(self.store, self.world, self.rubric, &run)?;
+        let mut grades = given(self.store, self.rubric, self.episode_id, self.grader)?;
+        let mut graded = automatic.clone();
+        for (id, g) in &grades {
+            match self.rubric.criterion(id).map(|c| (c.kind, c.hash.clone())) {
+                Some((CriterionKind::Judged, hash)) => {
+                    graded.apply_judgment(
+                        self.rubric,
+                        &Judgment {
+                            criterion_id: id.clone(),
+                            criterion_hash: Some(hash),
+                            met: g.met,
+                            reason: g.reason.clone(),
+                            judge: self.grader.to_string(),
+                            at: g.at.clone(),
+                            level: g.level.clone(),
+                        },
+                    );
+                }
+                Some(_) => {
+                    graded.apply_override(self.rubric, id, g.met);
+                }
+                None => {}
             }
-            Some(_) => {
-                graded.apply_override(rubric, id, g.met);
-            }
-            None => {}
         }
-    }
-    let assignment = store.assignment(episode_id, grader)?;
-    let criteria = rubric
-        .criteria
-        .iter()
-        .filter_map(|c| {
-            let result = automatic.criteria.iter().find(|r| r.id == c.id)?;
-            let judged = c.kind == CriterionKind::Judged;
-            Some(SheetCriterion {
-                id: c.id.clone(),
-                description: c.description.clone(),
-                guidance: c.guidance().to_string(),
-                scale: c.scale().to_vec(),
-                kind: c.kind,
-                points: c.points,
-                gate: c.gate,
-                judged,
-                automatic: if judged { None } else { result.met },
-                evidence: result.evidence.clone(),
-                error: result.error.clone(),
-                grade: grades.remove(&c.id).map(Grade::from),
+        let assignment = self.store.assignment(self.episode_id, self.grader)?;
+        let criteria = self
+            .rubric
+            .criteria
+            .iter()
+            .filter_map(|c| {
+                let result = automatic.criteria.iter().find(|r| r.id == c.id)?;
+                let judged = c.kind == CriterionKind::Judged;
+                Some(SheetCriterion {
+                    id: c.id.clone(),
+                    description: c.description.clone(),
+                    guidance: c.guidance().to_string(),
+                    scale: c.scale().to_vec(),
+                    kind: c.kind,
+                    points: c.points,
+                    gate: c.gate,
+                    judged,
+                    automatic: if judged { None } else { result.met },
+                    evidence: result.evidence.clone(),
+                    error: result.error.clone(),
+                    grade: grades.remove(&c.id).map(Grade::from),
+                })
             })
+            .collect();
+        Ok(GradingSheet {
+            episode_id: self.episode_id.to_string(),
+            task_id: run.record.task_id.clone(),
+            grader: self.grader.to_string(),
+            assigned: assignment.is_some(),
+            done: assignment.is_some_and(|a| a.done_at.is_some()),
+            automatic,
+            graded,
+            criteria,
         })
-        .collect();
-    Ok(GradingSheet {
-        episode_id: episode_id.to_string(),
-        task_id: run.record.task_id.clone(),
-        grader: grader.to_string(),
-        assigned: assignment.is_some(),
-        done: assignment.is_some_and(|a| a.done_at.is_some()),
-        automatic,
-        graded,
-        criteria,
-    })
+    }
+
+    /// Records the grader's grade of one criterion, with a reason: a
+    /// judgment for a judged criterion, an override for an automatic one
+    /// (kept beside what the check found). Grading a run assigns the grader
+    /// to it. Refused: an unknown criterion, an empty reason.
+    pub fn grade(&self, input: &GradeInput) -> Result<GradingSheet> {
+        let GradeInput {
+            criterion_id,
+            met,
+            reason,
+            level,
+        } = input;
+        let c = self.rubric.criterion(criterion_id).ok_or_else(|| {
+            Error::NotFound(format!(
+                "criterion `{criterion_id}` in the rubric of task {}",
+                self.rubric.task_id
+            ))
+        })?;
+        let met = scaled(c, *met, level.as_deref())?;
+        if reason.trim().is_empty() {
+            return Err(Error::Conflict(format!(
+                "a grade needs a reason: say why \"{}\" is {}",
+                c.description,
+                if met { "met" } else { "not met" }
+            )));
+        }
+        self.store.assign_grader(self.episode_id, self.grader)?;
+        if c.kind == CriterionKind::Judged {
+            self.store.save_judgment(
+                self.episode_id,
+                &JudgmentRecord {
+                    criterion_id: c.id.clone(),
+                    criterion_hash: Some(c.hash.clone()),
+                    met,
+                    reason: reason.clone(),
+                    judge: self.grader.to_string(),
+                    at: String::new(),
+                    level: level.clone().filter(|_| !c.scale().is_empty()),
+                },
+            )?;
+        } else {
+            let run = self.store.trajectory(self.episode_id)?;
+            let automatic = automatic_score(self.store, self.world, self.rubric, &run)?;
+            let original = automatic
+                .criteria
+                .iter()
+                .find(|r| r.id == c.id)
+                .and_then(|r| r.met);
+            self.store.save_override(
+                self.episode_id,
+                &OverrideRecord {
+                    criterion_id: c.id.clone(),
+                    criterion_hash: Some(c.hash.clone()),
+                    original_met: original,
+                    met,
+                    reason: reason.clone(),
+                    grader: self.grader.to_string(),
+                    at: String::new(),
+                },
+            )?;
+        }
+        self.sheet()
+    }
+
+    /// Marks the grader's grading of the run done. Refused while a judged
+    /// criterion has no grade from them, naming the ones left.
+    pub fn finish(&self) -> Result<GradingSheet> {
+        let grades = given(self.store, self.rubric, self.episode_id, self.grader)?;
+        let left: Vec<&str> = self
+            .rubric
+            .criteria
+            .iter()
+            .filter(|c| c.kind == CriterionKind::Judged && !grades.contains_key(&c.id))
+            .map(|c| c.description.as_str())
+            .collect();
+        if !left.is_empty() {
+            return Err(Error::Conflict(format!(
+                "grade every criterion a person decides before finishing; not graded yet: {}",
+                left.iter()
+                    .map(|d| format!("\"{d}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        self.store.assign_grader(self.episode_id, self.grader)?;
+        self.store
+            .set_grading_done(self.episode_id, self.grader, true)?;
+        self.sheet()
+    }
 }
 
 /// A grade as a grader gives it.
@@ -179,76 +281,6 @@ pub struct GradeInput {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub level: Option<String>,
-}
-
-/// Records `grader`'s grade of one criterion of a run, with a reason: a
-/// judgment for a judged criterion, an override for an automatic one (kept
-/// beside what the check found). Grading a run assigns the grader to it.
-/// Refused: an unknown criterion, an empty reason.
-pub fn grade(
-    store: &Store,
-    world: &Arc<World>,
-    rubric: &Rubric,
-    episode_id: &str,
-    grader: &str,
-    input: &GradeInput,
-) -> Result<GradingSheet> {
-    let GradeInput {
-        criterion_id,
-        met,
-        reason,
-        level,
-    } = input;
-    let c = rubric.criterion(criterion_id).ok_or_else(|| {
-        Error::NotFound(format!(
-            "criterion `{criterion_id}` in the rubric of task {}",
-            rubric.task_id
-        ))
-    })?;
-    let met = scaled(c, *met, level.as_deref())?;
-    if reason.trim().is_empty() {
-        return Err(Error::Conflict(format!(
-            "a grade needs a reason: say why \"{}\" is {}",
-            c.description,
-            if met { "met" } else { "not met" }
-        )));
-    }
-    store.assign_grader(episode_id, grader)?;
-    if c.kind == CriterionKind::Judged {
-        store.save_judgment(
-            episode_id,
-            &JudgmentRecord {
-                criterion_id: c.id.clone(),
-                criterion_hash: Some(c.hash.clone()),
-                met,
-                reason: reason.clone(),
-                judge: grader.to_string(),
-                at: String::new(),
-                level: level.clone().filter(|_| !c.scale().is_empty()),
-            },
-        )?;
-    } else {
-        let run = store.trajectory(episode_id)?;
-        let automatic = automatic_score(store, world, rubric, &run)?;
-        let original = automatic
-            .criteria
-            .iter()
-            .find(|r| r.id == c.id)
-            .and_then(|r| r.met);
-        store.save_override(
-            episode_id,
-            &OverrideRecord {
-                criterion_id: c.id.clone(),
-                criterion_hash: Some(c.hash.clone()),
-                original_met: original,
-                met,
-                reason: reason.clone(),
-                grader: grader.to_string(),
-                at: String::new(),
-            },
-        )?;
-    }
-    sheet(store, world, rubric, episode_id, grader)
 }
 
 /// Whether a grade of `c` at `level` is met: on a scale the level decides
@@ -297,36 +329,6 @@ fn levels(scale: &[ScaleLevel]) -> String {
         .map(|l| format!("\"{}\"", l.label))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Marks `grader`'s grading of a run done. Refused while a judged
-/// criterion has no grade from them, naming the ones left.
-pub fn finish(
-    store: &Store,
-    world: &Arc<World>,
-    rubric: &Rubric,
-    episode_id: &str,
-    grader: &str,
-) -> Result<GradingSheet> {
-    let grades = given(store, rubric, episode_id, grader)?;
-    let left: Vec<&str> = rubric
-        .criteria
-        .iter()
-        .filter(|c| c.kind == CriterionKind::Judged && !grades.contains_key(&c.id))
-        .map(|c| c.description.as_str())
-        .collect();
-    if !left.is_empty() {
-        return Err(Error::Conflict(format!(
-            "grade every criterion a person decides before finishing; not graded yet: {}",
-            left.iter()
-                .map(|d| format!("\"{d}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    store.assign_grader(episode_id, grader)?;
-    store.set_grading_done(episode_id, grader, true)?;
-    sheet(store, world, rubric, episode_id, grader)
 }
 
 #[cfg(test)]

@@ -25,28 +25,17 @@ use crate::action::Action;
 use crate::episode::Episode;
 use crate::error::{Error, Result};
 use crate::store::{EpisodeFilter, Store};
+use crate::trajectory::{actions_from_json, input_line, ActionList};
 use crate::world::World;
 
 /// One run to score: an action list from a JSONL line or a stored
-/// episode's kept steps (a stored episode itself is a
-/// [`crate::trajectory::Trajectory`]), with the grades judged criteria
-/// already have.
+/// episode's kept steps, with the grades judged criteria already have.
 #[derive(Debug, Clone)]
 pub struct RunToScore {
-    /// 1-based line in the input file, when it came from one.
-    pub line: Option<usize>,
-    /// The episode's id when the line or the store gives one; the score carries
-    /// it.
-    pub episode_id: Option<String>,
-    /// The task to replay and score; it exists in the world (checked when the
-    /// line is parsed).
-    pub task_id: String,
-    /// The seed the task is reset with before the replay (0 when the line gives
-    /// none).
-    pub seed: u64,
-    /// The actions, replayed in order from the seeded world; retracted steps are
-    /// already left out.
-    pub actions: Vec<Action>,
+    /// What to replay. Its task exists in the world when it came from
+    /// [`parse_jsonl`] or [`from_store`]; with no task named, the world's
+    /// first task is scored.
+    pub run: ActionList,
     /// Grades already given to judged criteria.
     pub judgments: Vec<Judgment>,
     /// An expert recorded it, so it is replayed as theirs: the views shown
@@ -70,7 +59,7 @@ pub fn parse_jsonl(
         }
         match parse_line(line, world, task_prefix) {
             Ok(mut t) => {
-                t.line = Some(i + 1);
+                t.run.line = Some(i + 1);
                 out.push(t);
             }
             Err(e) => problems.push(format!("line {}: {e}", i + 1)),
@@ -111,10 +100,7 @@ fn parse_line(
     world: &World,
     task_prefix: Option<&str>,
 ) -> std::result::Result<RunToScore, String> {
-    let value = match crate::action::json_object_fields(line, LINE_FIELDS) {
-        Some(fields) => Value::Object(fields),
-        None => serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?,
-    };
+    let value = input_line(line, LINE_FIELDS)?;
     let obj = value.as_object().ok_or("expected a JSON object")?;
     // A native export nests the episode header; accept it flat too.
     let header = obj.get("episode").and_then(Value::as_object).unwrap_or(obj);
@@ -149,17 +135,14 @@ fn parse_line(
         }
         actions
     } else if let Some(list) = obj.get("actions") {
-        let list = list.as_array().ok_or("`actions` must be a list")?;
-        list.iter()
-            .enumerate()
-            .map(|(i, a)| Action::from_json(a).map_err(|e| format!("action {}: {e}", i + 1)))
-            .collect::<std::result::Result<_, _>>()?
+        actions_from_json(list.as_array().ok_or("`actions` must be a list")?)?
     } else {
         return Err(
             "expected `actions` (a list of actions) or `steps` (a native episode export)".into(),
         );
     };
-    let task_id = match (header.get("task_id"), obj.get("task_index")) {
+    let task_index = obj.get("task_index").cloned();
+    let task_id = match (header.get("task_id"), &task_index) {
         (Some(t), _) => t.as_str().ok_or("`task_id` must be text")?.to_string(),
         (None, Some(idx)) => {
             let prefix = task_prefix.ok_or("a τ-bench line (`task_index`) needs --task-prefix to name its task, e.g. --task-prefix train-")?;
@@ -190,11 +173,14 @@ fn parse_line(
         .and_then(Value::as_str)
         == Some("expert");
     Ok(RunToScore {
-        line: None,
-        episode_id,
-        task_id,
-        seed,
-        actions,
+        run: ActionList {
+            line: None,
+            episode_id,
+            task_index,
+            task_id: Some(task_id),
+            seed,
+            actions,
+        },
         judgments,
         expert,
     })
@@ -213,40 +199,41 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<RunTo
         if record.status.is_open() || world.task(&record.task_id).is_none() {
             continue;
         }
-        let actions = store.trajectory(&record.id)?.actions();
         out.push(RunToScore {
-            line: None,
+            run: store.trajectory(&record.id)?.action_list(),
             judgments: store
                 .judgments(&record.id)?
                 .into_iter()
                 .map(Judgment::from)
                 .collect(),
-            episode_id: Some(record.id),
-            task_id: record.task_id,
-            seed: record.seed,
-            actions,
             expert: record.actor.is_expert(),
         });
     }
     Ok(out)
 }
 
-/// Every task named must have a rubric; checked before any work starts.
-pub fn check_rubrics(trajectories: &[RunToScore], rubrics: &RubricSet, source: &str) -> Result<()> {
-    let problems: Vec<String> = trajectories
-        .iter()
-        .filter(|t| rubrics.get(&t.task_id).is_none())
-        .map(|t| match t.line {
-            Some(l) => format!(
-                "line {l}: task `{}` has no rubric (rubrics/{}.toml)",
-                t.task_id, t.task_id
-            ),
-            None => format!(
-                "task `{}` has no rubric (rubrics/{}.toml)",
-                t.task_id, t.task_id
-            ),
-        })
-        .collect();
+/// Every task named must have a rubric (and be in the world); checked
+/// before any work starts.
+pub fn check_rubrics(
+    trajectories: &[RunToScore],
+    rubrics: &RubricSet,
+    world: &World,
+    source: &str,
+) -> Result<()> {
+    let mut problems = Vec::new();
+    for t in trajectories {
+        let at = match t.run.line {
+            Some(l) => format!("line {l}: "),
+            None => String::new(),
+        };
+        match t.run.task(world) {
+            Ok(task) if rubrics.get(task).is_none() => problems.push(format!(
+                "{at}task `{task}` has no rubric (rubrics/{task}.toml)"
+            )),
+            Ok(_) => {}
+            Err(e) => problems.push(format!("{at}{e}")),
+        }
+    }
     if problems.is_empty() {
         Ok(())
     } else {
@@ -289,17 +276,15 @@ fn score_one(
     t: &RunToScore,
     judge: Option<&JudgeCommand>,
 ) -> Result<Score> {
+    let task = t.run.task(world)?;
     let rubric = rubrics
-        .get(&t.task_id)
-        .ok_or_else(|| Error::NotFound(format!("rubric of task {}", t.task_id)))?;
+        .get(task)
+        .ok_or_else(|| Error::NotFound(format!("rubric of task {task}")))?;
     episode.set_expert(t.expert);
-    let r = replay(episode, &t.task_id, t.seed, &t.actions).map_err(|e| match t.line {
-        Some(l) => Error::Other(format!("line {l}: {e}")),
-        None => e,
-    })?;
+    let r = replay(episode, task, t.run.seed, &t.run.actions).map_err(|e| t.run.at_line(e))?;
     let mut score = score_episode_with(rubric, episode, &r.actions, &r.observations, &t.judgments);
     score.ignored_actions = r.ignored;
-    score.episode_id = t.episode_id.clone();
+    score.episode_id = t.run.episode_id.clone();
     if let Some(judge) = judge {
         let pending: Vec<String> = score.pending.clone();
         if !pending.is_empty() {
@@ -311,8 +296,7 @@ fn score_one(
                 else {
                     continue;
                 };
-                let request =
-                    judge::request(world, &t.task_id, c, &r.actions, &r.observations, &changes);
+                let request = judge::request(world, task, c, &r.actions, &r.observations, &changes);
                 match judge.judge(c, &request) {
                     Ok(j) => {
                         score.apply_judgment(rubric, &j);

@@ -49,7 +49,11 @@ pub struct DeriveSummary {
 /// Most retargeted calls tried per task when looking for a forbidden action.
 const MAX_TRIES: usize = 60;
 
-/// Derives and writes `rubrics/<task>.toml` for every task with a solution.
+/// Derives and writes `rubrics/<task>.toml` for every task of the world (or
+/// only `options.task`). A task whose solution is empty still gets a draft,
+/// from its outputs and guards, with a note asking for a `[[gold]]` run; a
+/// file already there is left alone (listed in `skipped`) unless
+/// `options.overwrite`.
 pub fn derive_all(world: &Arc<World>, options: &DeriveOptions) -> Result<DeriveSummary> {
     if let Some(t) = &options.task {
         if world.task(t).is_none() {

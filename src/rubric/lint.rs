@@ -313,12 +313,7 @@ pub fn gold_runs(world: &World, store: Option<&Store>) -> Result<Vec<(String, Go
             if world.task(&record.task_id).is_none() {
                 continue;
             }
-            let steps = store.steps(&record.id)?;
-            let actions = steps
-                .into_iter()
-                .filter(|s| !s.retracted)
-                .map(|s| s.action)
-                .collect();
+            let actions = store.trajectory(&record.id)?.actions();
             let mut source = format!("episode {}", record.id);
             if record.world_hash != world.content_hash {
                 source.push_str(&format!(

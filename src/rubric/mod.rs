@@ -67,7 +67,7 @@ pub mod lint;
 mod load;
 mod matchers;
 pub mod mutations;
-pub mod numbers;
+pub(crate) mod numbers;
 pub mod preview;
 mod records;
 mod scope_index;
@@ -75,7 +75,7 @@ mod scope_mutants;
 mod score;
 pub mod sentence;
 pub mod survivors;
-pub mod values;
+pub(crate) mod values;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use understudy::export::{self, ExportOptions, Source};
-use understudy::grading::{self, GradeInput, Method};
+use understudy::grading::{self, GradeInput, Method, RunGrader};
 use understudy::rubric::{self, Judgment, Rubric};
 use understudy::store::{Actor, Decision, JudgmentRecord, ScoreRecord, Store};
-use understudy::Error;
+use understudy::{Error, World};
 use understudy_testkit as common;
 
 /// Two submitted agent runs of the mini world's pay-back task (the task's
@@ -47,6 +47,50 @@ fn grade(criterion: &str, met: bool, reason: &str) -> GradeInput {
         met,
         reason: reason.into(),
         level: None,
+    }
+}
+
+/// The two agent runs imported into a fresh store, beside the mini world
+/// and the pay-back rubric they are graded with.
+struct Imported {
+    _dir: tempfile::TempDir,
+    store: Store,
+    world: Arc<World>,
+    rubric: Arc<Rubric>,
+}
+
+impl Imported {
+    fn new() -> Imported {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().join("s.db")).expect("store");
+        grading::import_agent_runs(
+            &store,
+            &agent_runs_jsonl(),
+            "runs.jsonl",
+            &common::mini_dir(),
+        )
+        .expect("import");
+        let world = common::mini();
+        let rubric = grading::rubric_of(&world, None, "pay-back")
+            .expect("loads")
+            .expect("a rubric");
+        Imported {
+            _dir: dir,
+            store,
+            world,
+            rubric,
+        }
+    }
+
+    /// `grader` at work on run `episode_id`.
+    fn grader<'a>(&'a self, episode_id: &'a str, grader: &'a str) -> RunGrader<'a> {
+        RunGrader {
+            store: &self.store,
+            world: &self.world,
+            rubric: &self.rubric,
+            episode_id,
+            grader,
+        }
     }
 }
 
@@ -97,31 +141,19 @@ fn an_import_with_a_bad_line_stores_nothing_and_names_every_bad_line() {
 
 #[test]
 fn two_graders_grade_override_and_their_agreement_is_kappa() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path().join("s.db")).expect("store");
-    grading::import_agent_runs(
-        &store,
-        &agent_runs_jsonl(),
-        "runs.jsonl",
-        &common::mini_dir(),
-    )
-    .expect("import");
+    let at = Imported::new();
+    let (store, world, rubric) = (&at.store, &at.world, &at.rubric);
     let runs: Vec<String> = store
         .episodes(&Default::default())
         .expect("list")
         .into_iter()
         .map(|e| e.id)
         .collect();
-    let world = common::mini();
-    let rubric = grading::rubric_of(&world, None, "pay-back")
-        .expect("loads")
-        .expect("a rubric");
-    let (ana, ben) = (expert(&store, "Ana"), expert(&store, "Ben"));
-    let grade_as =
-        |run: &str, who: &str, g: GradeInput| grading::grade(&store, &world, &rubric, run, who, &g);
+    let (ana, ben) = (expert(store, "Ana"), expert(store, "Ben"));
+    let grade_as = |run: &str, who: &str, g: GradeInput| at.grader(run, who).grade(&g);
 
     // Ana's sheet: the automatic score is computed and stored once.
-    let sheet = grading::sheet(&store, &world, &rubric, &runs[0], &ana).expect("sheet");
+    let sheet = at.grader(&runs[0], &ana).sheet().expect("sheet");
     assert!(!sheet.assigned && !sheet.done);
     assert_eq!(sheet.automatic.pending, ["friendly"]);
     let looked = sheet
@@ -141,7 +173,7 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
         .expect("criterion");
     assert!(friendly.judged && friendly.automatic.is_none());
     assert!(friendly.guidance.starts_with("Met when"));
-    grading::sheet(&store, &world, &rubric, &runs[0], &ana).expect("again");
+    at.grader(&runs[0], &ana).sheet().expect("again");
     assert_eq!(store.scores(&runs[0]).expect("scores").len(), 1);
 
     // A judged criterion needs a reason; then it counts in Ana's score.
@@ -192,7 +224,7 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
 
     // Ben cannot finish before grading the judged criterion.
     store.assign_grader(&runs[0], &ben).expect("assign");
-    let err = grading::finish(&store, &world, &rubric, &runs[0], &ben).expect_err("not yet");
+    let err = at.grader(&runs[0], &ben).finish().expect_err("not yet");
     assert!(
         err.to_string()
             .contains("\"The reply to Ada is friendly.\""),
@@ -200,7 +232,7 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
     );
 
     // One grader only: no agreement yet.
-    let report = grading::agreement_report(&store, &world, &rubric, &runs).expect("report");
+    let report = grading::agreement_report(store, world, rubric, &runs).expect("report");
     assert_eq!(report.graders, std::slice::from_ref(&ana));
     assert_eq!(report.rubric.method, Method::None);
 
@@ -209,10 +241,10 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
     for (run, ana_says, ben_says) in [(&runs[0], true, true), (&runs[1], true, false)] {
         for (who, met) in [(&ana, ana_says), (&ben, ben_says)] {
             grade_as(run, who, grade("friendly", met, "Read the reply.")).expect("graded");
-            grading::finish(&store, &world, &rubric, run, who).expect("done");
+            at.grader(run, who).finish().expect("done");
         }
     }
-    let report = grading::agreement_report(&store, &world, &rubric, &runs).expect("report");
+    let report = grading::agreement_report(store, world, rubric, &runs).expect("report");
     let mut graders = vec![ana.clone(), ben.clone()];
     graders.sort();
     assert_eq!(report.graders, graders);
@@ -267,22 +299,11 @@ fn a_rubric_saved_from_the_app_is_the_one_graded_with() {
 
 #[test]
 fn the_dashboard_scores_runs_afresh_with_the_stored_grades() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path().join("s.db")).expect("store");
-    grading::import_agent_runs(
-        &store,
-        &agent_runs_jsonl(),
-        "runs.jsonl",
-        &common::mini_dir(),
-    )
-    .expect("import");
+    let at = Imported::new();
+    let (store, world, rubric) = (&at.store, &at.world, &at.rubric);
     let runs = store.episodes(&Default::default()).expect("list");
-    let world = common::mini();
-    let rubric = grading::rubric_of(&world, None, "pay-back")
-        .expect("loads")
-        .expect("a rubric");
 
-    let waiting = grading::task_dashboard(&store, &world, &rubric, &runs).expect("dashboard");
+    let waiting = grading::task_dashboard(store, world, rubric, &runs).expect("dashboard");
     assert_eq!(
         (waiting.agent_runs, waiting.expert_runs, waiting.pending),
         (2, 0, 2)
@@ -290,19 +311,13 @@ fn the_dashboard_scores_runs_afresh_with_the_stored_grades() {
     assert_eq!(waiting.agent_mean, None);
     assert!(waiting.bins.iter().all(|b| b.agents == 0));
 
-    let ana = expert(&store, "Ana");
+    let ana = expert(store, "Ana");
     for (run, met) in runs.iter().zip([true, false]) {
-        grading::grade(
-            &store,
-            &world,
-            &rubric,
-            &run.id,
-            &ana,
-            &grade("friendly", met, "Read it."),
-        )
-        .expect("graded");
+        at.grader(&run.id, &ana)
+            .grade(&grade("friendly", met, "Read it."))
+            .expect("graded");
     }
-    let d = grading::task_dashboard(&store, &world, &rubric, &runs).expect("dashboard");
+    let d = grading::task_dashboard(store, world, rubric, &runs).expect("dashboard");
     assert_eq!(d.pending, 0);
     assert_eq!(d.bins.len(), 10);
     // 1.0 with the friendly reply, and just over 0.9 without its one point.

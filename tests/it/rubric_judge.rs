@@ -11,6 +11,7 @@ use understudy::recorder::Recorder;
 use understudy::rubric::batch::{self, RunToScore};
 use understudy::rubric::{JudgeCommand, Rubric, RubricSet, Score};
 use understudy::store::{Actor, JudgmentRecord, Store};
+use understudy::trajectory::ActionList;
 use understudy::{Action, World};
 
 fn gold(world: &World) -> Vec<Action> {
@@ -25,11 +26,10 @@ fn gold(world: &World) -> Vec<Action> {
 
 fn trajectory(world: &World) -> RunToScore {
     RunToScore {
-        line: Some(1),
-        episode_id: None,
-        task_id: "pay-back".into(),
-        seed: 0,
-        actions: gold(world),
+        run: ActionList {
+            line: Some(1),
+            ..ActionList::new("pay-back", gold(world))
+        },
         judgments: Vec::new(),
         expert: false,
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use understudy::rubric::batch::{self, RunToScore};
 use understudy::rubric::lint::{self, LintOptions};
 use understudy::rubric::{self, RubricSet};
+use understudy::trajectory::ActionList;
 use understudy::{Action, Episode, World};
 
 fn world(name: &str) -> Arc<World> {
@@ -108,11 +109,7 @@ fn tau_retail_rubrics_pass_lint_on_a_sample_and_gold_scores_one_everywhere() {
         .tasks
         .keys()
         .map(|t| RunToScore {
-            line: None,
-            episode_id: None,
-            task_id: t.clone(),
-            seed: 0,
-            actions: solution(&w, t),
+            run: ActionList::new(t, solution(&w, t)),
             judgments: Vec::new(),
             expert: false,
         })
@@ -127,7 +124,10 @@ fn tau_retail_rubrics_pass_lint_on_a_sample_and_gold_scores_one_everywhere() {
     let nothing: Vec<RunToScore> = trajectories
         .into_iter()
         .map(|t| RunToScore {
-            actions: Vec::new(),
+            run: ActionList {
+                actions: Vec::new(),
+                ..t.run
+            },
             ..t
         })
         .collect();

@@ -88,8 +88,8 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         }
         _ => anyhow::bail!("say what to score: --input FILE, or --store FILE --actor NAME"),
     };
-    batch::check_rubrics(&trajectories, &rubrics, &source)?;
-    if args.save && trajectories.iter().any(|t| t.episode_id.is_none()) {
+    batch::check_rubrics(&trajectories, &rubrics, &world, &source)?;
+    if args.save && trajectories.iter().any(|t| t.run.episode_id.is_none()) {
         anyhow::bail!("--save keeps scores of stored episodes; some trajectories in {source} have no episode id");
     }
 
@@ -117,7 +117,7 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_writer(
             &mut buf,
             &ScoredLine {
-                line: t.line,
+                line: t.run.line,
                 score: s,
             },
         )?;

@@ -32,6 +32,7 @@ import type { SavedView } from "./SavedView";
 import type { SheetView } from "./SheetView";
 import type { StepTaken } from "./StepTaken";
 import type { TryView } from "./TryView";
+import type { TurnView } from "./TurnView";
 import type { WorldDetail } from "./WorldDetail";
 
 /** Every command: its arguments, as the window passes them, and what its promise resolves to. */
@@ -54,6 +55,7 @@ export type Commands = {
   restart_episode: { args: { episodeId: string }; returns: EpisodeView };
   save_draft: { args: { episodeId: string; slot: string; text: string }; returns: null };
   checkpoint_episode: { args: { episodeId: string }; returns: null };
+  episode_transcript: { args: { episodeId: string }; returns: Array<TurnView> };
   review_queue: { args: {}; returns: QueueView };
   decide_episode: { args: { episodeId: string; decision: Decision; comment: string }; returns: Review };
   open_replay: { args: { episodeId: string }; returns: ReplayView };
@@ -167,6 +169,11 @@ export function commands(call: Call) {
      * seconds while recording), so a crash loses at most that much.
      */
     checkpointEpisode: (episodeId: string) => call("checkpoint_episode", { episodeId }),
+    /**
+     * The conversation of an episode so far: the engine's transcript,
+     * undone turns included (marked), each with its time.
+     */
+    episodeTranscript: (episodeId: string) => call("episode_transcript", { episodeId }),
     /**
      * The review queue: every submitted, approved and rejected episode.
      */

@@ -1,7 +1,11 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import { api, asAppError } from "../api";
+import type { AppError } from "../bindings/AppError";
 import type { StepView } from "../bindings/StepView";
 import type { TaskBrief } from "../bindings/TaskBrief";
-import { clockTime, isMessage } from "../lib/format";
+import type { TurnView } from "../bindings/TurnView";
+import { clockTime } from "../lib/format";
+import { ErrorBanner } from "./ErrorBanner";
 import { ShortcutKeys } from "./Kbd";
 
 interface Bubble {
@@ -12,20 +16,50 @@ interface Bubble {
   key: string;
 }
 
-/** The customer's side comes from the task: the opening message, then the
- * scripted reply to each message the expert sends. */
-export function bubbles(task: TaskBrief, steps: StepView[]): Bubble[] {
+/** The thread: the task's opening message, then the engine's transcript
+ * (the one the agent server and every export use): each message the
+ * expert sent and the customer's reply to it. Tool calls are the
+ * timeline's, not the conversation's. */
+export function bubbles(task: TaskBrief, turns: TurnView[]): Bubble[] {
   const out: Bubble[] = [];
   if (task.opening_message) out.push({ who: "customer", text: task.opening_message, key: "opening" });
-  for (const s of steps) {
-    if (!isMessage(s.action)) continue;
-    out.push({ who: "expert", text: s.action.message, at: s.wall_at, retracted: s.retracted, key: `m${s.idx}` });
-    if (s.text.trim()) out.push({ who: "customer", text: s.text, at: s.wall_at, retracted: s.retracted, key: `r${s.idx}` });
+  for (const t of turns) {
+    if (t.kind !== "say") continue;
+    const key = t.idx === null ? "final" : String(t.idx);
+    const at = t.wall_at ?? undefined;
+    out.push({ who: "expert", text: t.message, at, retracted: t.retracted, key: `m${key}` });
+    if (t.reply.trim()) out.push({ who: "customer", text: t.reply, at, retracted: t.retracted, key: `r${key}` });
   }
   return out;
 }
 
+/** The episode's transcript from the engine, fetched again whenever a step
+ * is recorded or undone. */
+function useTranscript(episodeId: string, steps: StepView[]): { turns: TurnView[]; error: AppError | null } {
+  const [turns, setTurns] = useState<TurnView[]>([]);
+  const [error, setError] = useState<AppError | null>(null);
+  const version = steps.map((s) => `${s.idx}${s.retracted ? "u" : ""}`).join(",");
+  useEffect(() => {
+    let live = true;
+    api.episodeTranscript(episodeId).then(
+      (t) => {
+        if (!live) return;
+        setTurns(t);
+        setError(null);
+      },
+      (e: unknown) => {
+        if (live) setError(asAppError(e));
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [episodeId, version]);
+  return { turns, error };
+}
+
 export function Conversation({
+  episodeId,
   task,
   steps,
   disabled,
@@ -36,7 +70,9 @@ export function Conversation({
   initialDraft = "",
   onDraft,
 }: {
+  episodeId: string;
   task: TaskBrief;
+  /** The episode's steps: the conversation is fetched again when they change. */
   steps: StepView[];
   disabled: boolean;
   busy: boolean;
@@ -51,7 +87,8 @@ export function Conversation({
 }) {
   const [draft, setDraft] = useState(initialDraft);
   const endRef = useRef<HTMLDivElement>(null);
-  const list = bubbles(task, steps);
+  const { turns, error } = useTranscript(episodeId, steps);
+  const list = bubbles(task, turns);
   const customer = task.customer;
   // Bubbles name the person only ("Priya Raman"), the header in full.
   const speaker = customer.split(",")[0];
@@ -94,6 +131,7 @@ export function Conversation({
             <div className="bubble-text">{b.text}</div>
           </div>
         ))}
+        {error && <ErrorBanner error={error} />}
         <div ref={endRef} />
       </div>
       <div className="composer">

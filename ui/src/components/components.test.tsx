@@ -1,9 +1,7 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { createRef } from "react";
 import { describe, expect, it, vi } from "vitest";
-import { issueRefund, step, task } from "../test/fixtures";
-import { Conversation, bubbles } from "./Conversation";
+import { issueRefund, step } from "../test/fixtures";
 import { ReviewDialog } from "./ReviewDialog";
 import { StepResult } from "./StepResult";
 import { Timeline } from "./Timeline";
@@ -113,30 +111,6 @@ describe("ToolForm", () => {
     const err = screen.getByTestId("step-error");
     expect(err.textContent).toContain("The system refused this action");
     expect(err.textContent).toContain("Refunds over $500.00 need approval.");
-  });
-});
-
-describe("Conversation", () => {
-  it("threads the opening message, the expert's messages and the customer's replies", () => {
-    const steps = [step({ idx: 0 }), step({ idx: 1, action: { message: "Could you confirm your ZIP?" }, text: "Sure: 04101." })];
-    expect(bubbles(task, steps).map((b) => [b.who, b.text])).toEqual([
-      ["customer", "Hi, I was billed twice for March."],
-      ["expert", "Could you confirm your ZIP?"],
-      ["customer", "Sure: 04101."],
-    ]);
-  });
-
-  it("sends with Ctrl+Enter and clears the draft once recorded", async () => {
-    const onSend = vi.fn(async () => true);
-    render(
-      <Conversation task={task} steps={[]} disabled={false} busy={false} onSend={onSend} composerRef={createRef()} />,
-    );
-    expect(screen.getByText(/Conversation/).textContent).toContain("Dana Whitfield");
-    const box = screen.getByTestId("composer") as HTMLTextAreaElement;
-    fireEvent.change(box, { target: { value: "Hello Dana" } });
-    fireEvent.keyDown(box, { key: "Enter", ctrlKey: true });
-    await waitFor(() => expect(onSend).toHaveBeenCalledWith("Hello Dana"));
-    await waitFor(() => expect(box.value).toBe(""));
   });
 });
 

@@ -379,6 +379,7 @@ export function Workspace({
         <div className="ws-left">
           <Brief task={view.task} />
           <Conversation
+            episodeId={view.id}
             task={view.task}
             steps={view.steps}
             disabled={!canAct && !acting}

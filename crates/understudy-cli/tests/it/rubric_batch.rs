@@ -47,12 +47,18 @@ fn every_input_shape_is_read_and_replayed() {
     let text = [lines[0].clone(), renamed, lines[2].clone()].join("\n");
     let t = batch::parse_jsonl(&text, "in.jsonl", &world, Some("fro")).expect("parses");
     assert_eq!(
-        t.iter().map(|x| x.task_id.as_str()).collect::<Vec<_>>(),
+        t.iter()
+            .map(|x| x.run.task_id.as_deref().unwrap_or(""))
+            .collect::<Vec<_>>(),
         vec!["frozen"; 3]
     );
-    assert_eq!(t[2].episode_id.as_deref(), Some("ep-1"));
-    assert_eq!(t[2].seed, 3);
-    assert_eq!(t[2].actions.len(), 1, "retracted steps are not replayed");
+    assert_eq!(t[2].run.episode_id.as_deref(), Some("ep-1"));
+    assert_eq!(t[2].run.seed, 3);
+    assert_eq!(
+        t[2].run.actions.len(),
+        1,
+        "retracted steps are not replayed"
+    );
     let rubrics = RubricSet::load(&world).expect("rubrics");
     let scores = batch::score_all(&world, &rubrics, &t, None, &|| {}).expect("scored");
     assert!(
