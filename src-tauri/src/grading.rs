@@ -10,7 +10,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
-use understudy::grading::{self, AgreementReport, GradeInput, GradingSheet, JudgeAgreement, RunGrader};
+use understudy::grading::{
+    self, AgreementReport, GradeInput, GradingSheet, JudgeAgreement, RunGrader,
+};
 use understudy::rubric::Rubric;
 use understudy::store::{Actor, EpisodeFilter};
 use understudy::World;
