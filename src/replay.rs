@@ -251,7 +251,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// ahead of the first one not yet emitted, which bounds the results
 /// waiting to be reordered; `window` must be at least `workers`, so the
 /// worker holding that first item is never the one kept waiting.
-fn ordered_parallel<X, S, T>(
+pub(crate) fn ordered_parallel<X, S, T>(
     items: impl Iterator<Item = Result<X>> + Send,
     workers: usize,
     window: usize,
