@@ -316,7 +316,7 @@ where
     I: Iterator<Item = Result<RunToScore>> + Send,
 {
     let workers = rayon::current_num_threads().max(1);
-    crate::replay::ordered_parallel(
+    crate::ordered::ordered_parallel(
         trajectories,
         workers,
         workers * REORDER_WINDOW_PER_WORKER,

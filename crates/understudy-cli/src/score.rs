@@ -74,7 +74,7 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             let source = path.display().to_string();
             let count = check_input(path, &source, &world, &rubrics, &args)?;
             let prefix = args.task_prefix.as_deref();
-            let lines = input_lines(path)?;
+            let lines = super::replay::input_lines(path)?;
             let world = &world;
             let source_name = source.clone();
             let runs = lines.enumerate().filter_map(move |(i, line)| match line {
@@ -233,7 +233,7 @@ fn check_input(
     let mut missing = Vec::new();
     let mut count = 0;
     let mut without_id = false;
-    for (i, line) in input_lines(path)?.enumerate() {
+    for (i, line) in super::replay::input_lines(path)?.enumerate() {
         let line = line.with_context(|| format!("reading {source}"))?;
         match batch::parse_jsonl_line(&line, i + 1, world, args.task_prefix.as_deref()) {
             Ok(Some(t)) => {
@@ -261,17 +261,6 @@ fn check_input(
         anyhow::bail!("--save keeps scores of stored episodes; some trajectories in {source} have no episode id");
     }
     Ok(count)
-}
-
-/// The lines of `path`, read through a buffer.
-fn input_lines(
-    path: &std::path::Path,
-) -> anyhow::Result<std::io::Lines<std::io::BufReader<std::fs::File>>> {
-    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(std::io::BufRead::lines(std::io::BufReader::with_capacity(
-        1 << 20,
-        file,
-    )))
 }
 
 fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {
