@@ -44,6 +44,7 @@ pub mod error;
 pub mod export;
 pub mod grading;
 pub mod observation;
+mod ordered;
 pub mod output_file;
 pub mod plugin;
 pub(crate) mod python;

@@ -80,6 +80,23 @@ pub fn parse_jsonl(
     Ok(out)
 }
 
+/// Parses line `number` (1-based) of a JSONL input: `None` for a blank
+/// line, else the trajectory or what is wrong with it. For reading a large
+/// input a line at a time (see [`score_each`]).
+pub fn parse_jsonl_line(
+    line: &str,
+    number: usize,
+    world: &World,
+    task_prefix: Option<&str>,
+) -> std::result::Result<Option<RunToScore>, String> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let mut t = parse_line(line, world, task_prefix)?;
+    t.run.line = Some(number);
+    Ok(Some(t))
+}
+
 /// The fields of an input line scoring reads (a native export's header is
 /// `episode`); the rest, such as recorded results, is skipped unread.
 const LINE_FIELDS: &[&str] = &[
@@ -212,6 +229,22 @@ pub fn from_store(store: &Store, world: &World, actor: &str) -> Result<Vec<RunTo
     Ok(out)
 }
 
+/// What is wrong when `t`'s task is not in `world` or has no rubric,
+/// naming its line.
+pub fn missing_rubric(t: &RunToScore, rubrics: &RubricSet, world: &World) -> Option<String> {
+    let at = match t.run.line {
+        Some(l) => format!("line {l}: "),
+        None => String::new(),
+    };
+    match t.run.task(world) {
+        Ok(task) if rubrics.get(task).is_none() => Some(format!(
+            "{at}task `{task}` has no rubric (rubrics/{task}.toml)"
+        )),
+        Ok(_) => None,
+        Err(e) => Some(format!("{at}{e}")),
+    }
+}
+
 /// Every task named must have a rubric (and be in the world); checked
 /// before any work starts.
 pub fn check_rubrics(
@@ -220,20 +253,10 @@ pub fn check_rubrics(
     world: &World,
     source: &str,
 ) -> Result<()> {
-    let mut problems = Vec::new();
-    for t in trajectories {
-        let at = match t.run.line {
-            Some(l) => format!("line {l}: "),
-            None => String::new(),
-        };
-        match t.run.task(world) {
-            Ok(task) if rubrics.get(task).is_none() => problems.push(format!(
-                "{at}task `{task}` has no rubric (rubrics/{task}.toml)"
-            )),
-            Ok(_) => {}
-            Err(e) => problems.push(format!("{at}{e}")),
-        }
-    }
+    let problems: Vec<String> = trajectories
+        .iter()
+        .filter_map(|t| missing_rubric(t, rubrics, world))
+        .collect();
     if problems.is_empty() {
         Ok(())
     } else {
@@ -267,6 +290,42 @@ pub fn score_all(
             },
         )
         .collect()
+}
+
+/// How many scores may wait for an earlier, slower trajectory per worker.
+const REORDER_WINDOW_PER_WORKER: usize = 16;
+
+/// Replays and scores trajectories on every core as they are pulled from
+/// `trajectories`, handing each score to `sink` in input order as soon as
+/// it and every one before it are done. Neither the inputs nor the scores
+/// of a batch are ever all in memory, so a batch of any length runs in
+/// flat memory; summarize on the way with [`SummaryBuilder`]. Each worker
+/// keeps one episode, reset between trajectories. The first failure stops
+/// the batch. Returns how many were scored.
+pub fn score_each<I>(
+    world: &Arc<World>,
+    rubrics: &RubricSet,
+    trajectories: I,
+    judge: Option<&JudgeCommand>,
+    progress: &(dyn Fn() + Sync),
+    sink: &mut dyn FnMut(Option<usize>, Score) -> Result<()>,
+) -> Result<usize>
+where
+    I: Iterator<Item = Result<RunToScore>> + Send,
+{
+    let workers = rayon::current_num_threads().max(1);
+    crate::ordered::ordered_parallel(
+        trajectories,
+        workers,
+        workers * REORDER_WINDOW_PER_WORKER,
+        || Episode::new(Arc::clone(world)),
+        |episode, t| {
+            let score = score_one(world, rubrics, episode, &t, judge)?;
+            progress();
+            Ok((t.run.line, score))
+        },
+        &mut |(line, score)| sink(line, score),
+    )
 }
 
 fn score_one(
@@ -402,96 +461,142 @@ pub const BOOTSTRAP_RESAMPLES: usize = 1000;
 
 /// Summarizes scores. `seed` makes the bootstrap reproducible.
 pub fn summarize(scores: &[Score], seed: u64) -> Summary {
-    let values: Vec<f64> = scores.iter().filter_map(|s| s.value).collect();
-    let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
-    let ci95 = bootstrap_ci(&values, BOOTSTRAP_RESAMPLES, seed);
-    let full = scores.iter().filter(|s| s.is_success()).count();
-
-    let decided: Vec<&Score> = scores.iter().filter(|s| s.pass.is_some()).collect();
-    let passed = decided.iter().filter(|s| s.passed()).count();
-    let mut per_task: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for s in &decided {
-        let e = per_task.entry(&s.task_id).or_default();
-        e.0 += 1;
-        if s.passed() {
-            e.1 += 1;
-        }
-    }
-    let max_n = per_task.values().map(|(n, _)| *n).max().unwrap_or(0);
-    let pass_k = (1..=max_n.min(16))
-        .map(|k| {
-            let eligible: Vec<f64> = per_task
-                .values()
-                .filter(|(n, _)| *n >= k)
-                .map(|(n, c)| pass_hat_k(*n, *c, k))
-                .collect();
-            PassK {
-                k,
-                tasks: eligible.len(),
-                value: eligible.iter().sum::<f64>() / eligible.len().max(1) as f64,
-            }
-        })
-        .collect();
-
-    let mut by_task: BTreeMap<(String, String), (f64, usize, usize)> = BTreeMap::new();
-    let mut by_id: BTreeMap<String, (f64, usize, usize)> = BTreeMap::new();
+    let mut builder = SummaryBuilder::default();
     for s in scores {
+        builder.add(s);
+    }
+    builder.finish(seed)
+}
+
+/// A [`Summary`] built one score at a time, so a streamed batch need not
+/// keep its scores: what it holds per episode is its value (8 bytes); the
+/// rest is counts per task and criterion.
+#[derive(Debug, Default)]
+pub struct SummaryBuilder {
+    episodes: usize,
+    values: Vec<f64>,
+    full: usize,
+    decided: usize,
+    passed: usize,
+    /// Decided and passed runs per task.
+    per_task: BTreeMap<String, (usize, usize)>,
+    /// Points, met and evaluated per (task, criterion) and per criterion.
+    by_task: BTreeMap<(String, String), (f64, usize, usize)>,
+    by_id: BTreeMap<String, (f64, usize, usize)>,
+    check_errors: usize,
+    judge_errors: usize,
+}
+
+impl SummaryBuilder {
+    /// Counts one score in.
+    pub fn add(&mut self, s: &Score) {
+        self.episodes += 1;
+        if let Some(v) = s.value {
+            self.values.push(v);
+            if s.is_success() {
+                self.full += 1;
+            }
+        }
+        if s.pass.is_some() {
+            self.decided += 1;
+            let e = match self.per_task.get_mut(&s.task_id) {
+                Some(e) => e,
+                None => self.per_task.entry(s.task_id.clone()).or_default(),
+            };
+            e.0 += 1;
+            if s.passed() {
+                self.passed += 1;
+                e.1 += 1;
+            }
+        }
         for c in &s.criteria {
             let Some(met) = c.met else { continue };
-            for e in [
-                by_task
-                    .entry((s.task_id.clone(), c.id.clone()))
-                    .or_insert((c.points, 0, 0)),
-                by_id.entry(c.id.clone()).or_insert((c.points, 0, 0)),
-            ] {
-                e.2 += 1;
-                if met {
-                    e.1 += 1;
-                }
-            }
+            let by_task = self
+                .by_task
+                .entry((s.task_id.clone(), c.id.clone()))
+                .or_insert((c.points, 0, 0));
+            by_task.2 += 1;
+            by_task.1 += usize::from(met);
+            let by_id = match self.by_id.get_mut(&c.id) {
+                Some(e) => e,
+                None => self.by_id.entry(c.id.clone()).or_insert((c.points, 0, 0)),
+            };
+            by_id.2 += 1;
+            by_id.1 += usize::from(met);
         }
-    }
-    let rate =
-        |task: Option<String>, id: String, (points, met, n): (f64, usize, usize)| CriterionRate {
-            task_id: task,
-            criterion_id: id,
-            points,
-            met,
-            evaluated: n,
-            rate: if n > 0 { met as f64 / n as f64 } else { 0.0 },
-        };
-    let mut criteria: Vec<CriterionRate> =
-        by_id.into_iter().map(|(id, v)| rate(None, id, v)).collect();
-    criteria.sort_by(|a, b| {
-        a.rate
-            .total_cmp(&b.rate)
-            .then_with(|| a.criterion_id.cmp(&b.criterion_id))
-    });
-    let task_criteria = by_task
-        .into_iter()
-        .map(|((t, id), v)| rate(Some(t), id, v))
-        .collect();
-
-    Summary {
-        episodes: scores.len(),
-        scored: values.len(),
-        pending: scores.len() - values.len(),
-        mean,
-        ci95,
-        bootstrap_resamples: BOOTSTRAP_RESAMPLES,
-        bootstrap_seed: seed,
-        full_marks: (!values.is_empty()).then(|| full as f64 / values.len() as f64),
-        decided: decided.len(),
-        pass_rate: (!decided.is_empty()).then(|| passed as f64 / decided.len() as f64),
-        pass_k,
-        criteria,
-        task_criteria,
-        check_errors: scores.iter().filter(|s| !s.errors.is_empty()).count(),
-        judge_errors: scores
+        if !s.errors.is_empty() {
+            self.check_errors += 1;
+        }
+        self.judge_errors += s
+            .criteria
             .iter()
-            .flat_map(|s| &s.criteria)
             .filter(|c| c.met.is_none() && c.error.is_some())
-            .count(),
+            .count();
+    }
+
+    /// The summary of every score added.
+    pub fn finish(self, seed: u64) -> Summary {
+        let values = self.values;
+        let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+        let ci95 = bootstrap_ci(&values, BOOTSTRAP_RESAMPLES, seed);
+        let per_task = self.per_task;
+        let max_n = per_task.values().map(|(n, _)| *n).max().unwrap_or(0);
+        let pass_k = (1..=max_n.min(16))
+            .map(|k| {
+                let eligible: Vec<f64> = per_task
+                    .values()
+                    .filter(|(n, _)| *n >= k)
+                    .map(|(n, c)| pass_hat_k(*n, *c, k))
+                    .collect();
+                PassK {
+                    k,
+                    tasks: eligible.len(),
+                    value: eligible.iter().sum::<f64>() / eligible.len().max(1) as f64,
+                }
+            })
+            .collect();
+        let rate = |task: Option<String>, id: String, (points, met, n): (f64, usize, usize)| {
+            CriterionRate {
+                task_id: task,
+                criterion_id: id,
+                points,
+                met,
+                evaluated: n,
+                rate: if n > 0 { met as f64 / n as f64 } else { 0.0 },
+            }
+        };
+        let mut criteria: Vec<CriterionRate> = self
+            .by_id
+            .into_iter()
+            .map(|(id, v)| rate(None, id, v))
+            .collect();
+        criteria.sort_by(|a, b| {
+            a.rate
+                .total_cmp(&b.rate)
+                .then_with(|| a.criterion_id.cmp(&b.criterion_id))
+        });
+        let task_criteria = self
+            .by_task
+            .into_iter()
+            .map(|((t, id), v)| rate(Some(t), id, v))
+            .collect();
+        Summary {
+            episodes: self.episodes,
+            scored: values.len(),
+            pending: self.episodes - values.len(),
+            mean,
+            ci95,
+            bootstrap_resamples: BOOTSTRAP_RESAMPLES,
+            bootstrap_seed: seed,
+            full_marks: (!values.is_empty()).then(|| self.full as f64 / values.len() as f64),
+            decided: self.decided,
+            pass_rate: (self.decided > 0).then(|| self.passed as f64 / self.decided as f64),
+            pass_k,
+            criteria,
+            task_criteria,
+            check_errors: self.check_errors,
+            judge_errors: self.judge_errors,
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! at run time can discover that the world itself is broken.
 
 mod hash;
+mod image;
 mod load;
 pub(crate) mod manifest;
 pub mod scope;
@@ -13,12 +14,14 @@ mod seed;
 mod task;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Serialize;
 
 pub(crate) use crate::diagnostics::{Diagnostic, Diagnostics};
 pub(crate) use crate::sql::sql_message;
+pub use image::default_cache_dir;
 pub(crate) use load::describe_schema_error;
 pub(crate) use load::open_world_connection as open_connection;
 pub(crate) use manifest::ResultShape;
@@ -50,8 +53,13 @@ pub struct World {
     pub scope: Option<scope::Scope>,
     /// SHA-256 over every behaviour-affecting file; see `docs/world-format.md`.
     pub content_hash: String,
-    /// The seeded database, serialized once so that reset is a memory copy.
-    pub(crate) snapshot: Vec<u8>,
+    /// The seeded database, serialized once so that reset is a memory copy;
+    /// shared with the process's image cache (see `image`).
+    pub(crate) snapshot: Arc<[u8]>,
+    /// Whether this load seeded the database or reused an image (what the
+    /// image tests check).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) image_source: image::ImageSource,
     /// How `reset` can undo an episode's changes row by row.
     pub(crate) restore: RestorePlan,
     pub(crate) scripts: rhai::Engine,
@@ -239,8 +247,20 @@ pub const VIEW_TOOL_PREFIX: &str = "view_";
 impl World {
     /// Loads and validates the world in `dir`. Either everything is right
     /// and a world comes back, or every problem found is reported.
+    ///
+    /// The seeded database of an earlier load of the same world in this
+    /// process is reused (keyed by the content of the files seeding reads),
+    /// so loading a world again costs no seeding.
     pub fn load(dir: impl AsRef<Path>) -> Result<World> {
-        load::load(dir.as_ref())
+        load::load(dir.as_ref(), None)
+    }
+
+    /// [`World::load`], also keeping the seeded database as an image file
+    /// under `cache_dir` for later processes (see [`default_cache_dir`]).
+    /// An image file that does not verify is ignored and rewritten; one
+    /// that cannot be written only costs the next process a seeding.
+    pub fn load_cached(dir: impl AsRef<Path>, cache_dir: Option<&Path>) -> Result<World> {
+        load::load(dir.as_ref(), cache_dir)
     }
 
     /// The task with this id, if the world declares it.

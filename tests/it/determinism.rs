@@ -86,3 +86,36 @@ fn support_desk_solutions_succeed_where_they_should() {
         }
     }
 }
+
+/// A world loaded from its compiled image (the seeded database kept from
+/// an earlier load, in memory or as a file under the cache folder) gives
+/// byte-identical observations and final state to one seeded afresh.
+#[test]
+fn a_world_from_its_image_behaves_byte_for_byte_like_a_seeded_one() {
+    let dir = common::copy_world(&common::mini_dir());
+    // Its own content, so no other test's load has made an image of it.
+    let schema = dir.path().join("schema.sql");
+    let text = std::fs::read_to_string(&schema).expect("schema");
+    std::fs::write(
+        &schema,
+        format!("-- determinism {:?}\n{text}", std::time::SystemTime::now()),
+    )
+    .expect("write");
+    let cache = tempfile::tempdir().expect("cache");
+    let seeded = Arc::new(World::load_cached(dir.path(), Some(cache.path())).expect("loads"));
+    let from_image = Arc::new(World::load_cached(dir.path(), Some(cache.path())).expect("loads"));
+    assert!(
+        std::fs::read_dir(cache.path().join("world-images"))
+            .expect("the image folder")
+            .count()
+            == 1,
+        "one image file was written"
+    );
+    for task in seeded.tasks.keys() {
+        assert_eq!(
+            run_solution(&seeded, task),
+            run_solution(&from_image, task),
+            "task {task}"
+        );
+    }
+}

@@ -23,6 +23,7 @@ const FLOORS: &[&[&str]] = &[
         "template",
         "plugin",
         "output_file",
+        "ordered",
     ],
     &["sql"],
     &["script"],

@@ -111,9 +111,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// Loads a world, turning load problems into a readable error.
+/// Loads a world, turning load problems into a readable error. Its seeded
+/// database is kept as an image under the cache folder
+/// (`UNDERSTUDY_CACHE_DIR`, else the user's cache directory), so the next
+/// command on the same world skips seeding.
 pub(crate) fn load_world(
     dir: &std::path::Path,
 ) -> anyhow::Result<std::sync::Arc<understudy::World>> {
-    Ok(std::sync::Arc::new(understudy::World::load(dir)?))
+    let cache = understudy::world::default_cache_dir();
+    Ok(std::sync::Arc::new(understudy::World::load_cached(
+        dir,
+        cache.as_deref(),
+    )?))
 }

@@ -163,7 +163,9 @@ fn run_batch(world: &Path, input: &Path, output: &Path) -> anyhow::Result<ExitCo
 }
 
 /// The lines of `path`, read through a buffer.
-fn input_lines(path: &Path) -> anyhow::Result<std::io::Lines<std::io::BufReader<std::fs::File>>> {
+pub(crate) fn input_lines(
+    path: &Path,
+) -> anyhow::Result<std::io::Lines<std::io::BufReader<std::fs::File>>> {
     let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(std::io::BufRead::lines(std::io::BufReader::with_capacity(
         1 << 20,

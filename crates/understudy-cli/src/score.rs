@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use understudy::rubric::batch::{self, RunToScore, ScoredLine, Summary};
+use understudy::rubric::batch::{self, RunToScore, ScoredLine, Summary, SummaryBuilder};
 use understudy::rubric::{JudgeCommand, RubricSet};
 use understudy::store::{ScoreRecord, Store};
 
@@ -65,16 +65,30 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         Some(cmd) => Some(JudgeCommand::parse(cmd, args.judge_timeout)?),
         None => None,
     };
-    let (trajectories, source): (Vec<RunToScore>, String) = match (&args.input, &args.actor, &store)
-    {
+    // Checked before any work starts: every line parses, names a task with
+    // a rubric and (with --save) a stored episode. Then the runs are read
+    // again and scored as they come, and each score is written as soon as
+    // it and all before it are done, so memory stays flat in batch size.
+    let (runs, count): (Runs<'_>, usize) = match (&args.input, &args.actor, &store) {
         (Some(path), None, _) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
             let source = path.display().to_string();
-            (
-                batch::parse_jsonl(&text, &source, &world, args.task_prefix.as_deref())?,
-                source,
-            )
+            let count = check_input(path, &source, &world, &rubrics, &args)?;
+            let prefix = args.task_prefix.as_deref();
+            let lines = super::replay::input_lines(path)?;
+            let world = &world;
+            let source_name = source.clone();
+            let runs = lines.enumerate().filter_map(move |(i, line)| match line {
+                Err(e) => Some(Err(understudy::Error::Other(format!(
+                    "reading {source_name}: {e}"
+                )))),
+                Ok(line) => batch::parse_jsonl_line(&line, i + 1, world, prefix)
+                    .map_err(|e| understudy::Error::InvalidInput {
+                        path: source_name.clone(),
+                        problems: vec![format!("line {}: {e}", i + 1)],
+                    })
+                    .transpose(),
+            });
+            (Box::new(runs), count)
         }
         (None, Some(actor), Some(store)) => {
             let t = batch::from_store(store, &world, actor)?;
@@ -84,17 +98,19 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                     world.meta.id
                 );
             }
-            (t, format!("{} (actor {actor})", store.path().display()))
+            let source = format!("{} (actor {actor})", store.path().display());
+            batch::check_rubrics(&t, &rubrics, &world, &source)?;
+            if args.save && t.iter().any(|t| t.run.episode_id.is_none()) {
+                anyhow::bail!("--save keeps scores of stored episodes; some trajectories in {source} have no episode id");
+            }
+            let count = t.len();
+            (Box::new(t.into_iter().map(Ok)), count)
         }
         _ => anyhow::bail!("say what to score: --input FILE, or --store FILE --actor NAME"),
     };
-    batch::check_rubrics(&trajectories, &rubrics, &world, &source)?;
-    if args.save && trajectories.iter().any(|t| t.run.episode_id.is_none()) {
-        anyhow::bail!("--save keeps scores of stored episodes; some trajectories in {source} have no episode id");
-    }
 
     let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(trajectories.len() as u64);
+        let bar = ProgressBar::new(count as u64);
         bar.set_style(
             ProgressStyle::with_template(
                 "{spinner} scoring [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})",
@@ -106,41 +122,70 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         ProgressBar::hidden()
     };
     let started = std::time::Instant::now();
-    let scores = batch::score_all(&world, &rubrics, &trajectories, judge.as_ref(), &|| {
-        bar.inc(1)
-    })?;
-    bar.finish_and_clear();
-    let elapsed = started.elapsed();
-
-    let mut buf = Vec::with_capacity(scores.len() * 1024);
-    for (t, s) in trajectories.iter().zip(&scores) {
-        serde_json::to_writer(
-            &mut buf,
-            &ScoredLine {
-                line: t.run.line,
-                score: s,
+    let mut summary = SummaryBuilder::default();
+    let mut warnings = Vec::new();
+    let mut records: Vec<ScoreRecord> = Vec::new();
+    let fill = |out: &mut dyn Write| -> understudy::Result<usize> {
+        let mut line = Vec::with_capacity(16 << 10);
+        batch::score_each(
+            &world,
+            &rubrics,
+            runs,
+            judge.as_ref(),
+            &|| bar.inc(1),
+            &mut |number, score| {
+                line.clear();
+                serde_json::to_writer(
+                    &mut line,
+                    &ScoredLine {
+                        line: number,
+                        score: &score,
+                    },
+                )
+                .map_err(|e| understudy::Error::Other(format!("writing output: {e}")))?;
+                line.push(b'\n');
+                out.write_all(&line)
+                    .map_err(|e| understudy::Error::Other(format!("writing output: {e}")))?;
+                summary.add(&score);
+                for c in score
+                    .criteria
+                    .iter()
+                    .filter(|c| c.met.is_none() && c.error.is_some())
+                {
+                    warnings.push(format!(
+                        "warning: {} ({}): {}",
+                        score.episode_id.as_deref().unwrap_or(&score.task_id),
+                        c.id,
+                        c.error.as_deref().unwrap_or("")
+                    ));
+                }
+                if args.save {
+                    records.push(ScoreRecord::try_from(&score)?);
+                }
+                Ok(())
             },
-        )?;
-        buf.push(b'\n');
-    }
+        )
+    };
     let to_stdout = args.output.as_os_str() == "-";
-    if to_stdout {
-        std::io::stdout().write_all(&buf)?;
+    let scored = if to_stdout {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+        let n = fill(&mut out)?;
+        out.flush()?;
+        n
     } else {
         // Complete or not at all; a device or FIFO is written through.
-        understudy::output_file::write(&args.output, &buf)?;
-    }
+        understudy::output_file::write_with(&args.output, fill)?
+    };
+    bar.finish_and_clear();
+    let elapsed = started.elapsed();
     if args.save {
         if let Some(store) = &store {
-            let records: Vec<ScoreRecord> = scores
-                .iter()
-                .map(ScoreRecord::try_from)
-                .collect::<Result<_, _>>()?;
             store.save_scores(&records)?;
         }
     }
 
-    let summary = batch::summarize(&scores, args.seed);
+    let summary = summary.finish(args.seed);
     let text = if args.json {
         serde_json::to_string_pretty(&summary)? + "\n"
     } else {
@@ -151,24 +196,13 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{text}");
     }
-    for s in &scores {
-        for c in s
-            .criteria
-            .iter()
-            .filter(|c| c.met.is_none() && c.error.is_some())
-        {
-            eprintln!(
-                "warning: {} ({}): {}",
-                s.episode_id.as_deref().unwrap_or(&s.task_id),
-                c.id,
-                c.error.as_deref().unwrap_or("")
-            );
-        }
+    for warning in &warnings {
+        eprintln!("{warning}");
     }
     if args.save {
         eprintln!(
             "saved {} score(s) to {}",
-            scores.len(),
+            scored,
             args.store
                 .as_ref()
                 .map(|p| p.display().to_string())
@@ -180,6 +214,53 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The runs to score, pulled as the workers free up.
+type Runs<'a> = Box<dyn Iterator<Item = understudy::Result<RunToScore>> + Send + 'a>;
+
+/// Reads `path` once, a line at a time, checking every line (it parses,
+/// its task has a rubric, with --save it names an episode) without keeping
+/// any; every problem is listed. Returns how many runs it holds.
+fn check_input(
+    path: &std::path::Path,
+    source: &str,
+    world: &understudy::World,
+    rubrics: &RubricSet,
+    args: &ScoreArgs,
+) -> anyhow::Result<usize> {
+    let mut problems = Vec::new();
+    let mut missing = Vec::new();
+    let mut count = 0;
+    let mut without_id = false;
+    for (i, line) in super::replay::input_lines(path)?.enumerate() {
+        let line = line.with_context(|| format!("reading {source}"))?;
+        match batch::parse_jsonl_line(&line, i + 1, world, args.task_prefix.as_deref()) {
+            Ok(Some(t)) => {
+                count += 1;
+                missing.extend(batch::missing_rubric(&t, rubrics, world));
+                without_id |= t.run.episode_id.is_none();
+            }
+            Ok(None) => {}
+            Err(e) => problems.push(format!("line {}: {e}", i + 1)),
+        }
+    }
+    if problems.is_empty() && count == 0 {
+        problems.push("no trajectories: the file has no lines".to_string());
+    }
+    for problems in [problems, missing] {
+        if !problems.is_empty() {
+            return Err(understudy::Error::InvalidInput {
+                path: source.to_string(),
+                problems,
+            }
+            .into());
+        }
+    }
+    if args.save && without_id {
+        anyhow::bail!("--save keeps scores of stored episodes; some trajectories in {source} have no episode id");
+    }
+    Ok(count)
 }
 
 fn render_summary(s: &Summary, world: &str, elapsed: Duration) -> String {

@@ -1,7 +1,7 @@
 //! The world database: a connection with the world's built-ins, the schema
 //! applied to it, and the seed rows loaded and checked.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, MAIN_DB};
 
 use super::context::LoadContext;
 use crate::diagnostics::line_of;
@@ -19,6 +19,18 @@ pub(crate) fn open_world_connection(
     conn.execute_batch("PRAGMA foreign_keys = ON;")?;
     functions::register(&conn, state)?;
     Ok(conn)
+}
+
+/// Starts the world database from a compiled image instead of the schema
+/// and seed files; whether it took (if not, the caller seeds as usual).
+///
+/// This must run before any statement on the connection has built an
+/// eponymous virtual table (see `episode::restore::copy_base`), which
+/// holds: only `PRAGMA foreign_keys` has run on it.
+pub(super) fn use_image(cx: &mut LoadContext<'_>, image: &[u8]) -> bool {
+    cx.conn
+        .deserialize_read_exact(MAIN_DB, image, image.len(), false)
+        .is_ok()
 }
 
 /// Applies `schema.sql` under one operation budget; whether it applied (if

@@ -21,9 +21,11 @@ mod tools;
 mod views;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rusqlite::MAIN_DB;
 
+use super::image::{self, ImageSource};
 use super::manifest::WorldToml;
 use super::World;
 use crate::diagnostics::{Diagnostic, Diagnostics};
@@ -33,7 +35,10 @@ use context::LoadContext;
 pub(crate) use database::open_world_connection;
 pub(crate) use tools::describe_schema_error;
 
-pub fn load(root: &Path) -> Result<World> {
+/// Loads the world in `root`, reusing its seeded database from memory or
+/// from an image file under `cache_dir` when one was built from the same
+/// files (see `world::image`).
+pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
     let mut diags = Diagnostics::default();
     let display = root.display().to_string();
     if !root.is_dir() {
@@ -62,15 +67,34 @@ pub fn load(root: &Path) -> Result<World> {
     for rel in ["world.toml", "policy.md", "schema.sql"] {
         cx.hashed.add(rel);
     }
-    let schema_ok = schema.is_some_and(|s| database::apply_schema(&mut cx, &s));
-    // Without a manifest and a schema nothing else can be checked.
-    let (Some(manifest), true) = (manifest, schema_ok) else {
+    let manifest_text = std::fs::read_to_string(root.join("world.toml")).unwrap_or_default();
+    // The seeded database of an earlier load of the same files, if any:
+    // a world with problems never leaves an image, so using one skips
+    // only work that is known to succeed.
+    let key = match (&manifest, &schema) {
+        (Some(m), Some(s)) => image::key(root, &manifest_text, s, m),
+        _ => None,
+    };
+    let found = key.and_then(|k| image::find(k, cache_dir));
+    let found = match found {
+        Some(found) if database::use_image(&mut cx, &found.image) => Some(found),
+        _ => None,
+    };
+    let Some(manifest) = manifest else {
         return fail(display, cx.diags);
     };
-
-    let manifest_text = std::fs::read_to_string(root.join("world.toml")).unwrap_or_default();
-    if !database::seed(&mut cx, &manifest, &manifest_text)? {
-        return fail(display, cx.diags);
+    if found.is_some() {
+        for entry in &manifest.seed {
+            cx.hashed.add(&entry.get_ref().file);
+        }
+    } else {
+        // Without a schema nothing else can be checked.
+        if !schema.is_some_and(|s| database::apply_schema(&mut cx, &s)) {
+            return fail(display, cx.diags);
+        }
+        if !database::seed(&mut cx, &manifest, &manifest_text)? {
+            return fail(display, cx.diags);
+        }
     }
     // The rest of loading runs only the engine's own small queries.
     cx.budget.renew();
@@ -99,7 +123,16 @@ pub fn load(root: &Path) -> Result<World> {
     if !diags.is_empty() {
         return fail(display, diags);
     }
-    let snapshot = conn.serialize(MAIN_DB).map_err(Error::Sqlite)?.to_vec();
+    let (snapshot, image_source) = match found {
+        Some(found) => (found.image, found.source),
+        None => {
+            let snapshot: Arc<[u8]> = Arc::from(&*conn.serialize(MAIN_DB).map_err(Error::Sqlite)?);
+            if let Some(key) = key {
+                image::store(key, &snapshot, cache_dir);
+            }
+            (snapshot, ImageSource::Seeded)
+        }
+    };
     let restore = tables::restore_plan(&conn, &tables);
     let content_hash = hashed.content_hash(root)?;
     Ok(World {
@@ -113,6 +146,7 @@ pub fn load(root: &Path) -> Result<World> {
         scope,
         content_hash,
         snapshot,
+        image_source,
         restore,
         scripts,
         templates,

@@ -542,3 +542,62 @@ fn the_score_table_over_several_tasks_names_each_rows_task() {
     assert!(table.contains("frozen "), "{table}");
     assert!(table.contains("pay-back "), "{table}");
 }
+
+/// `score_each` streams the same scores as `score_all`, in input order,
+/// and a summary built a score at a time is the summary of them all.
+#[test]
+fn streamed_scores_and_summary_match_the_batch_ones() {
+    let world = common::mini();
+    let rubrics = RubricSet::load(&world).expect("rubrics");
+    let attempt =
+        json!([{"tool": "transfer", "args": {"from_id": "A-3", "to_id": "A-1", "amount": 5}}]);
+    let lines: Vec<String> = (0..40)
+        .map(|i| match i % 3 {
+            0 => json!({"task_id": "frozen", "actions": attempt}),
+            1 => json!({"task_id": "frozen", "actions": []}),
+            _ => json!({"task_id": "pay-back", "actions": mini_solution()}),
+        })
+        .map(|v| v.to_string())
+        .collect();
+    let t = batch::parse_jsonl(&lines.join("\n"), "in", &world, None).expect("parses");
+    let all = batch::score_all(&world, &rubrics, &t, None, &|| {}).expect("scored");
+    let mut streamed = Vec::new();
+    let mut builder = batch::SummaryBuilder::default();
+    let runs = lines.iter().enumerate().filter_map(|(i, l)| {
+        batch::parse_jsonl_line(l, i + 1, &world, None)
+            .map_err(understudy::Error::Other)
+            .transpose()
+    });
+    let n = batch::score_each(&world, &rubrics, runs, None, &|| {}, &mut |line, s| {
+        builder.add(&s);
+        streamed.push((line, s));
+        Ok(())
+    })
+    .expect("streamed");
+    assert_eq!(n, 40);
+    let lines_seen: Vec<Option<usize>> = streamed.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines_seen, (1..=40).map(Some).collect::<Vec<_>>());
+    let as_json = |s: &Score| serde_json::to_string(s).expect("json");
+    assert_eq!(
+        streamed.iter().map(|(_, s)| as_json(s)).collect::<Vec<_>>(),
+        all.iter().map(as_json).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        serde_json::to_value(builder.finish(7)).expect("json"),
+        serde_json::to_value(batch::summarize(&all, 7)).expect("json")
+    );
+    // A bad line stops the stream with its error.
+    let bad = ["{\"task_id\": \"nope\", \"actions\": []}".to_string()];
+    let runs = bad.iter().enumerate().filter_map(|(i, l)| {
+        batch::parse_jsonl_line(l, i + 1, &world, None)
+            .map_err(understudy::Error::Other)
+            .transpose()
+    });
+    let err = batch::score_each(&world, &rubrics, runs, None, &|| {}, &mut |_, _| Ok(()))
+        .expect_err("rejected");
+    assert!(err.to_string().contains("no task `nope`"), "{err}");
+    assert!(matches!(
+        batch::parse_jsonl_line("  ", 3, &world, None),
+        Ok(None)
+    ));
+}
