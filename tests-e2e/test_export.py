@@ -164,6 +164,12 @@ def test_export_dialog_writes_what_the_command_line_writes(launch, data_dir: Pat
     assert "tone-judge" in app.text_of("[data-testid=dashboard-judge]")
     app.js("document.querySelector('[data-testid=dashboard-judge]').scrollIntoView()")
     app.shot("54-scores-judge-agreement")
+    # Gold and the experts' time per task, drawn for every task with runs.
+    app.css("[data-testid=chart-gold]")
+    app.css("[data-testid=chart-expert-time]")
+    app.js("document.querySelector('#effort-title').scrollIntoView()")
+    assert "Gold and expert time, per task" in app.text_of("[data-screen=dashboard]")
+    app.shot("56-gold-and-expert-time")
 
     # Progress: Lee's recording waits for review (agents' runs are not an
     # expert's work), 25 minutes spent; as a reviewer Lee has nothing of

@@ -25,6 +25,10 @@ pub struct DashboardTask {
     pub title: String,
     /// Finished runs of it (experts' and agents').
     pub runs: u32,
+    /// Experts' runs a reviewer approved: the task's gold.
+    pub gold: u32,
+    /// Active time experts spent on their finished runs of it, in minutes.
+    pub expert_minutes: f64,
 }
 
 /// The dashboard: the tasks to choose from and the chosen one's scores.
@@ -41,6 +45,11 @@ pub struct DashboardView {
 /// A run that counts: handed in, approved or returned (not open or discarded).
 fn finished(e: &EpisodeRecord) -> bool {
     !e.status.is_open() && e.status != EpisodeStatus::Abandoned
+}
+
+/// Milliseconds as minutes, to a tenth (what a chart of effort shows).
+fn minutes(ms: i64) -> f64 {
+    (ms as f64 / 6_000.0).round() / 10.0
 }
 
 /// The dashboard of `task` (`world_id`, `task_id`), or of the first task
@@ -68,11 +77,17 @@ pub fn build(service: &Service, task: Option<(String, String)>) -> AppResult<Das
         if let Ok(Some(r)) = grading::rubric_of(&world, Some(&overlay), task_id) {
             rubric_of.insert((world_id.clone(), task_id.clone()), (world.clone(), r));
         }
+        let experts: Vec<&EpisodeRecord> = runs.iter().filter(|e| e.actor.is_expert()).collect();
         tasks.push(DashboardTask {
             world_id: world_id.clone(),
             task_id: task_id.clone(),
             title: t.title.clone(),
             runs: runs.len() as u32,
+            gold: experts
+                .iter()
+                .filter(|e| e.status == EpisodeStatus::Approved)
+                .count() as u32,
+            expert_minutes: minutes(experts.iter().map(|e| e.active_ms.max(0)).sum()),
         });
     }
     let key = task.or_else(|| rubric_of.keys().next().cloned());
@@ -148,5 +163,39 @@ mod tests {
         assert_eq!(scores.bins[0].agents, 1);
         let err = build(&s, Some(("support-desk".into(), "no-such-task".into()))).unwrap_err();
         assert_eq!(err.code, "not_found");
+    }
+
+    #[test]
+    fn each_task_counts_its_gold_and_the_experts_active_time() {
+        use understudy::store::Decision;
+        use understudy::Action;
+        let dir = tempfile::tempdir().unwrap();
+        let s = service(dir.path());
+        crate::testing::profile(&s, "Renee Okafor");
+        let mut recorded = Vec::new();
+        for minutes_spent in [3, 2] {
+            let ep = s.start("support-desk", "duplicate-charge").unwrap();
+            s.step(&ep.id, Action::message("Looking into it."), None)
+                .unwrap();
+            s.submit(&ep.id, None).unwrap();
+            s.store()
+                .save_active_time(&ep.id, minutes_spent * 60_000)
+                .unwrap();
+            recorded.push(ep.id);
+        }
+        // One approved (gold), one still waiting for a review.
+        s.store()
+            .add_review(&recorded[0], "Lee Park", Decision::Approve, "Clean.")
+            .unwrap();
+        let view = build(&s, None).unwrap();
+        let task = view
+            .tasks
+            .iter()
+            .find(|t| t.task_id == "duplicate-charge")
+            .expect("the task is listed");
+        assert_eq!((task.runs, task.gold), (2, 1));
+        assert_eq!(task.expert_minutes, 5.0);
+        assert_eq!(minutes(90_000), 1.5);
+        assert_eq!(minutes(0), 0.0);
     }
 }

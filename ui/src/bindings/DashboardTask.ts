@@ -7,4 +7,12 @@ export type DashboardTask = { world_id: string, task_id: string, title: string,
 /**
  * Finished runs of it (experts' and agents').
  */
-runs: number, };
+runs: number, 
+/**
+ * Experts' runs a reviewer approved: the task's gold.
+ */
+gold: number, 
+/**
+ * Active time experts spent on their finished runs of it, in minutes.
+ */
+expert_minutes: number, };

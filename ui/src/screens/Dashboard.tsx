@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import type { AppError } from "../bindings/AppError";
 import type { DashboardView } from "../bindings/DashboardView";
+import type { DashboardTask } from "../bindings/DashboardTask";
 import type { TaskDashboard } from "../bindings/TaskDashboard";
 import { BackToTasks } from "../components/BackToTasks";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -184,8 +185,55 @@ export function Dashboard({ onHome, exporting = false }: { onHome: () => void; e
             </div>
           )}
         </section>
+        {view && view.tasks.length > 0 && <EffortPerTask tasks={view.tasks} />}
       </main>
       {exportOpen && <ExportDialog onClose={() => setExportOpen(false)} />}
     </div>
+  );
+}
+
+/** Gold runs (approved experts' runs) and experts' active time, per task. */
+function EffortPerTask({ tasks }: { tasks: DashboardTask[] }) {
+  const labels = tasks.map((t) => (t.title.length > 48 ? `${t.title.slice(0, 45)}…` : t.title));
+  const height = Math.max(140, tasks.length * 28 + 60);
+  return (
+    <section className="card db-card" aria-labelledby="effort-title">
+      <header className="picker-header queue-header">
+        <div>
+          <h2 id="effort-title" className="section-title">
+            Gold and expert time, per task
+          </h2>
+          <p className="muted small">
+            Gold is an expert's run a reviewer approved. Time is what experts spent working on their finished runs.
+          </p>
+        </div>
+      </header>
+      <div className="db-body">
+        <div className="db-grid">
+          <figure className="db-figure">
+            <figcaption>Gold runs</figcaption>
+            <Bars
+              labels={labels}
+              series={[{ label: "Gold runs", values: tasks.map((t) => t.gold), colour: EXPERTS }]}
+              across
+              title="Gold runs"
+              testId="chart-gold"
+              height={height}
+            />
+          </figure>
+          <figure className="db-figure">
+            <figcaption>Expert time (minutes)</figcaption>
+            <Bars
+              labels={labels}
+              series={[{ label: "Minutes", values: tasks.map((t) => t.expert_minutes), colour: EXPERTS }]}
+              across
+              title="Minutes"
+              testId="chart-expert-time"
+              height={height}
+            />
+          </figure>
+        </div>
+      </div>
+    </section>
   );
 }
