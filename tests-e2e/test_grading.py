@@ -48,6 +48,23 @@ def choose_in_file_dialog(path: Path, shot: str | None = None):
     xdotool("type", "--delay", "5", str(path))
     time.sleep(0.3)
     xdotool("key", "Return")
+    # GTK's location bar may take the first Enter for its completion list
+    # (a person then presses Enter again); the dialog must be gone before
+    # the test goes on, or the next dialog search could find this one.
+    def still_open() -> bool:
+        found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", DIALOG_TITLE], capture_output=True, text=True, timeout=20)
+        return window in found.stdout.split()
+
+    deadline = time.monotonic() + 10
+    pressed_again = False
+    while still_open():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the file dialog stayed open after choosing {path}")
+        if not pressed_again and time.monotonic() > deadline - 8.5:
+            xdotool("windowfocus", "--sync", window)
+            xdotool("key", "Return")
+            pressed_again = True
+        time.sleep(0.1)
 
 
 def press(app, *keys):
