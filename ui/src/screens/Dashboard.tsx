@@ -101,7 +101,7 @@ export function Dashboard({ onHome, exporting = false }: { onHome: () => void; e
     return {
       binLabels: d.bins.map((b) => `${b.low.toFixed(1)}–${b.high.toFixed(1)}`),
       distribution,
-      criteriaLabels: d.criteria.map((c) => (c.description.length > 56 ? `${c.description.slice(0, 53)}…` : c.description)),
+      criteriaLabels: d.criteria.map((c) => shorten(c.description, 56)),
       criteria,
       passK: [{ label: "Agents", values: d.agent_pass_k.map((p) => p.value), colour: AGENTS }] as Series[],
       passKLabels: d.agent_pass_k.map((p) => `${p.k} run${p.k === 1 ? "" : "s"}`),
@@ -192,9 +192,20 @@ export function Dashboard({ onHome, exporting = false }: { onHome: () => void; e
   );
 }
 
+/** The per-task effort charts: what each shows and where it reads it. */
+const EFFORT_CHARTS = [
+  { caption: "Gold runs", axis: "Gold runs", testId: "chart-gold", value: (t: DashboardTask) => t.gold },
+  { caption: "Expert time (minutes)", axis: "Minutes", testId: "chart-expert-time", value: (t: DashboardTask) => t.expert_minutes },
+];
+
+/** `text` cut to `max` characters with an ellipsis, for a chart's labels. */
+function shorten(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}…` : text;
+}
+
 /** Gold runs (approved experts' runs) and experts' active time, per task. */
 function EffortPerTask({ tasks }: { tasks: DashboardTask[] }) {
-  const labels = tasks.map((t) => (t.title.length > 48 ? `${t.title.slice(0, 45)}…` : t.title));
+  const labels = tasks.map((t) => shorten(t.title, 48));
   const height = Math.max(140, tasks.length * 28 + 60);
   return (
     <section className="card db-card" aria-labelledby="effort-title">
@@ -210,28 +221,19 @@ function EffortPerTask({ tasks }: { tasks: DashboardTask[] }) {
       </header>
       <div className="db-body">
         <div className="db-grid">
-          <figure className="db-figure">
-            <figcaption>Gold runs</figcaption>
-            <Bars
-              labels={labels}
-              series={[{ label: "Gold runs", values: tasks.map((t) => t.gold), colour: EXPERTS }]}
-              across
-              title="Gold runs"
-              testId="chart-gold"
-              height={height}
-            />
-          </figure>
-          <figure className="db-figure">
-            <figcaption>Expert time (minutes)</figcaption>
-            <Bars
-              labels={labels}
-              series={[{ label: "Minutes", values: tasks.map((t) => t.expert_minutes), colour: EXPERTS }]}
-              across
-              title="Minutes"
-              testId="chart-expert-time"
-              height={height}
-            />
-          </figure>
+          {EFFORT_CHARTS.map((c) => (
+            <figure className="db-figure" key={c.testId}>
+              <figcaption>{c.caption}</figcaption>
+              <Bars
+                labels={labels}
+                series={[{ label: c.axis, values: tasks.map(c.value), colour: EXPERTS }]}
+                across
+                title={c.axis}
+                testId={c.testId}
+                height={height}
+              />
+            </figure>
+          ))}
         </div>
       </div>
     </section>
