@@ -335,24 +335,30 @@ fn runs(service: &Service, world: &World, task_id: &str) -> AppResult<Vec<RunCho
 
 /// The actions and seed of a run of `task_id` (`solution`, or a stored
 /// episode id), with a label for the window.
-fn stored_run(
-    service: &Service,
-    world: &World,
-    task_id: &str,
-    run: &str,
-) -> AppResult<(Vec<Action>, u64, String, bool)> {
+/// A run the rubric editor tries a rubric on: the task's reference solution
+/// or a stored episode of that task.
+struct StoredRun {
+    actions: Vec<Action>,
+    seed: u64,
+    /// How the editor names it ("Run 1a2b3c4d by Dana Lee").
+    label: String,
+    /// Recorded by an expert: it replays with the lists only experts see.
+    expert: bool,
+}
+
+fn stored_run(service: &Service, world: &World, task_id: &str, run: &str) -> AppResult<StoredRun> {
     // The reference solution is an expert's run, as gold runs are: it may
     // read the lists only experts see.
     if run == "solution" {
         let task = world
             .task(task_id)
             .ok_or_else(|| AppError::not_found(format!("The task \"{task_id}\"")))?;
-        return Ok((
-            derive::solution(task)?,
-            0,
-            "The task's reference solution".to_string(),
-            true,
-        ));
+        return Ok(StoredRun {
+            actions: derive::solution(task)?,
+            seed: 0,
+            label: "The task's reference solution".to_string(),
+            expert: true,
+        });
     }
     let record = service.store().episode(run)?;
     if record.task_id != task_id || record.world_id != world.meta.id {
@@ -364,13 +370,12 @@ fn stored_run(
             ),
         ));
     }
-    let actions = service.store().trajectory(run)?.actions();
-    Ok((
-        actions,
-        record.seed,
-        format!("Run {} by {}", short(&record.id), actor(&record.actor)),
-        record.actor.is_expert(),
-    ))
+    Ok(StoredRun {
+        actions: service.store().trajectory(run)?.actions(),
+        seed: record.seed,
+        label: format!("Run {} by {}", short(&record.id), actor(&record.actor)),
+        expert: record.actor.is_expert(),
+    })
 }
 
 fn lint_view(rubric: &Rubric, lint: &lint::TaskLint, millis: f64) -> LintView {
@@ -522,9 +527,8 @@ command! {
         let service = state.service()?;
         let world = service.world(&world_id)?;
         let (checked, rubric) = compiled(&world, &doc)?;
-        let (actions, seed, label, expert) = stored_run(service, &world, &rubric.task_id, &run)?;
+        let StoredRun { actions, seed, label, expert } = stored_run(service, &world, &rubric.task_id, &run)?;
         let mut episode = Episode::new(Arc::clone(&world))?;
-        // An expert's run replays with the lists only experts see.
         episode.set_expert(expert);
         let score = understudy::rubric::replay_and_score(&mut episode, &rubric, seed, &actions, &[])?;
         let sentence_of = |id: &str| {
@@ -604,8 +608,8 @@ command! {
     pub fn preview_query(state: State<'_, AppState>, world_id: String, task_id: String, run: String, query: String) -> AppResult<QueryPreview> {
         let service = state.service()?;
         let world = service.world(&world_id)?;
-        let (actions, seed, _, expert) = stored_run(service, &world, &task_id, &run)?;
-        Ok(preview::preview_after(&world, &task_id, seed, &actions, expert, &query)?)
+        let run = stored_run(service, &world, &task_id, &run)?;
+        Ok(preview::preview_after(&world, &task_id, run.seed, &run.actions, run.expert, &query)?)
     }
 }
 
