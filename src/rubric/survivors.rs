@@ -172,8 +172,24 @@ pub fn should_catch(rubric: &Rubric, m: &MutantResult) -> Option<String> {
                     && c.points > 0.0
                     && query_table(c).is_some_and(|t| writes_to(tool, &t))
             };
+            // A wrong value in one argument is for the criterion reading
+            // that field of the record the tool writes, if there is one.
+            let field = perturbed_field(m);
+            let reads_field = |c: &super::Criterion, f: &str| {
+                c.spec
+                    .get("query")
+                    .and_then(Value::as_str)
+                    .is_some_and(|q| {
+                        q.split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
+                            .any(|w| w == f)
+                    })
+            };
             tool.as_deref()
                 .and_then(|t| crit(&|c| c.points > 0.0 && tool_is(c, t)))
+                .or_else(|| {
+                    let (t, f) = (tool.as_deref()?, field?);
+                    crit(&|c| on_its_table(c, t) && reads_field(c, f))
+                })
                 .or_else(|| tool.as_deref().and_then(|t| crit(&|c| on_its_table(c, t))))
                 .or_else(|| {
                     crit(&|c| {
@@ -200,11 +216,27 @@ fn query_table(c: &super::Criterion) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
+/// The argument a perturbed step changed: "step 7 (close_ticket):
+/// resolution \"x\" → …" → `resolution`.
+fn perturbed_field(m: &MutantResult) -> Option<&str> {
+    if m.kind != MutantKind::Perturb {
+        return None;
+    }
+    let (_, change) = m.description.split_once("): ")?;
+    change.split_whitespace().next()
+}
+
 /// Whether a tool's name says it writes to `table`: `issue_refund` →
-/// `refunds`, `close_ticket` → `tickets`.
+/// `refunds`, `close_ticket` → `tickets`, `request_client_information` →
+/// `info_requests`. Each word of the table's singular name must begin a
+/// word of the tool's ("info" begins "information").
 fn writes_to(tool: &str, table: &str) -> bool {
     let singular = table.strip_suffix('s').unwrap_or(table);
-    tool.split('_').any(|w| w == singular || w == table)
+    let tool_words: Vec<&str> = tool.split('_').collect();
+    tool_words.contains(&table)
+        || singular
+            .split('_')
+            .all(|w| !w.is_empty() && tool_words.iter().any(|t| t.starts_with(w)))
 }
 
 /// The value a message criterion looks for, as text ("79", "INV-24073").
@@ -469,7 +501,9 @@ mod tests {
             Some("checked-invoice-first")
         );
         // A wrong value in a step is for the criterion on the record that
-        // tool writes: close_ticket → the ticket's criterion.
+        // tool writes, the one reading that field: close_ticket's resolution
+        // → the ticket's resolution, and its other fields → the ticket's
+        // first criterion.
         assert_eq!(
             m(
                 MutantKind::Perturb,
@@ -477,8 +511,57 @@ mod tests {
                 "step 7 (close_ticket): resolution \"x\" → \"Handled as requested.\""
             )
             .as_deref(),
+            Some("resolution-recorded")
+        );
+        assert_eq!(
+            m(
+                MutantKind::Perturb,
+                "arg:6:ticket_id:text",
+                "step 7 (close_ticket): ticket_id \"T-1042\" → \"T-1043\""
+            )
+            .as_deref(),
             Some("ticket-closed")
         );
         assert!(writes_to("issue_refund", "refunds") && !writes_to("issue_refund", "invoices"));
+        assert!(writes_to("request_client_information", "info_requests"));
+        assert!(!writes_to("request_client_information", "clause_reviews"));
+    }
+
+    /// Contract review: questions to the client changed is for a criterion
+    /// on the info request's questions, not the first state criterion of
+    /// the rubric (which is about the clause review).
+    #[test]
+    fn a_changed_argument_points_at_the_criterion_reading_that_field() {
+        let world = Arc::new(
+            World::load(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/contract-review"),
+            )
+            .expect("contract-review loads"),
+        );
+        let rubric = Rubric::load(&world, "phi-offshore-info-request")
+            .expect("loads")
+            .expect("exists");
+        let m = mutant(
+            MutantKind::Perturb,
+            "arg:3:questions:text",
+            "step 4 (request_client_information): questions \"Is PHI…\" → \"x\"",
+            None,
+            1.0,
+        );
+        assert_eq!(
+            should_catch(&rubric, &m).as_deref(),
+            Some("asked-about-phi")
+        );
+        let other = mutant(
+            MutantKind::Perturb,
+            "arg:3:due:text",
+            "step 4 (request_client_information): due_date \"2025-01-01\" → \"x\"",
+            None,
+            1.0,
+        );
+        assert_eq!(
+            should_catch(&rubric, &other).as_deref(),
+            Some("asked-client")
+        );
     }
 }
