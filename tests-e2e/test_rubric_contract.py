@@ -40,6 +40,8 @@ def test_a_lawyer_drafts_tightens_and_saves_a_contract_review_rubric(launch, dat
     assert len(survivors) == 1, [s.text for s in survivors]
     (survivor,) = survivors
     assert "request_client_information" in survivor.text and "still" in survivor.text, survivor.text
+    # It points at the criterion on the request, not the clause review's.
+    assert survivor.get_attribute("data-criterion") == "info-requests-ir-5001"
     survivor_id = survivor.get_attribute("data-mutant")
     app.shot("36-contract-survivor")
 
