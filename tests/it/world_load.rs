@@ -700,3 +700,65 @@ fn a_summary_is_for_people_only_and_not_empty() {
         ],
     );
 }
+
+#[test]
+fn labels_name_columns_in_plain_words_and_leave_the_hash_alone() {
+    let original = common::mini().content_hash.clone();
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        "labels.toml",
+        "[tables.accounts]\nowner = \"Account holder\"\nbalance = \"Balance\"\n\n[tables.docs]\ntitle = \"Document title\"\n\n[views.accounts]\nid = \"Account number\"\n",
+    );
+    let world = understudy::World::load(dir.path()).expect("loads");
+    assert_eq!(
+        world.content_hash, original,
+        "labels are for people: relabelling keeps recorded episodes standing"
+    );
+    let accounts = world.table("accounts").unwrap();
+    assert_eq!(accounts.labels["owner"], "Account holder");
+    assert_eq!(
+        world.table("docs").unwrap().labels["title"],
+        "Document title",
+        "a document table's labels name its records' fields"
+    );
+    let view = &world.views["accounts"];
+    assert_eq!(view.labels["id"], "Account number", "the view's own label");
+    assert_eq!(view.labels["owner"], "Account holder", "from the table");
+    assert!(!view.labels.contains_key("frozen"), "unlabelled: the app humanises the name");
+}
+
+#[test]
+fn a_label_naming_nothing_is_reported_with_file_line_and_field() {
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        "labels.toml",
+        "[tables.accounts]\nowner = \"Holder\"\nownr = \"Typo\"\nbalance = \" \"\n\n[tables.acounts]\nid = \"Id\"\n\n[tables.docs]\nheading = \"Heading\"\n\n[views.accounts]\ntotal = \"Total\"\n\n[views.acounts]\nid = \"Id\"\n",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "labels.toml:3",
+            "tables.accounts.ownr",
+            "`ownr` is not a column of `accounts`",
+            "owner",
+        ],
+    );
+    assert_problem(&p, &["labels.toml:4", "tables.accounts.balance", "empty"]);
+    assert_problem(&p, &["labels.toml:7", "`acounts` is not a table", "accounts"]);
+    assert_problem(
+        &p,
+        &["labels.toml:10", "tables.docs.heading", "fields of its records: count, tags, title"],
+    );
+    assert_problem(
+        &p,
+        &["labels.toml:13", "views.accounts.total", "not a column of the view"],
+    );
+    assert_problem(&p, &["labels.toml:16", "`acounts` is not a view"]);
+    write(dir.path(), "labels.toml", "[tables.accounts]\nowner = 3\n");
+    assert_problem(&problems(dir.path()), &["labels.toml:2"]);
+    write(dir.path(), "labels.toml", "[columns.accounts]\nowner = \"x\"\n");
+    assert_problem(&problems(dir.path()), &["labels.toml:1", "columns"]);
+}
