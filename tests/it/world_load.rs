@@ -762,3 +762,21 @@ fn a_label_naming_nothing_is_reported_with_file_line_and_field() {
     write(dir.path(), "labels.toml", "[columns.accounts]\nowner = \"x\"\n");
     assert_problem(&problems(dir.path()), &["labels.toml:1", "columns"]);
 }
+
+/// An expert reads every bundled world in plain words: each column of each
+/// table (what the review's diff shows) and of each records list has a label.
+#[test]
+fn every_bundled_world_labels_what_an_expert_sees() {
+    for dir in common::fixture_worlds() {
+        let world = understudy::World::load(&dir).expect("the fixture world loads");
+        let id = &world.meta.id;
+        for view in world.views.values() {
+            for c in &view.columns {
+                assert!(view.labels.contains_key(c), "{id}: view {} column {c} has no label", view.name);
+            }
+        }
+        for table in &world.tables {
+            assert!(!table.labels.is_empty(), "{id}: table {} has no labels", table.name);
+        }
+    }
+}

@@ -134,10 +134,11 @@ fn document_fields(conn: &Connection, table: &str, doc: &str) -> Vec<String> {
 }
 
 /// A view's labels: its own section first (each must name a column of its
-/// listing or of its `record` query), then, for each column left, the label
-/// the tables give a column of that name, when every table that labels it
-/// agrees (`status` labelled differently by two tables gets none, and the
-/// app falls back to the name).
+/// listing or of its `record` query); then, for each column left, the label
+/// of the table the view is named after (view `tickets`, table `tickets`);
+/// else the label the tables give a column of that name, when every table
+/// that labels it agrees (`status` labelled differently by two tables gets
+/// none, and the app falls back to the name).
 fn view_labels(
     cx: &mut LoadContext<'_>,
     text: &str,
@@ -184,8 +185,13 @@ fn view_labels(
             out.insert(name.clone(), label.get_ref().trim().to_string());
         }
     }
+    let namesake = tables.iter().find(|t| t.name == view.name);
     for column in &columns {
         if out.contains_key(column) {
+            continue;
+        }
+        if let Some(label) = namesake.and_then(|t| t.labels.get(column)) {
+            out.insert(column.clone(), label.clone());
             continue;
         }
         let mut labelled = tables.iter().filter_map(|t| t.labels.get(column));
