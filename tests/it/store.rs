@@ -478,11 +478,81 @@ fn pauses_undos_why_edits_and_the_opening_client_are_events_in_order() {
         events[1].detail,
         json!({"step": 0, "before": {"rationale": "why one", "flag": null}, "after": {"rationale": "why two", "flag": null}})
     );
-    assert_eq!(events[4].detail, json!({"step": 0}));
+    assert_eq!(events[4].detail, json!({"step": 0, "steps": 1}));
     // The step keeps the latest why; the first one survives in the event.
     assert_eq!(
         store.steps(&id).unwrap()[0].rationale.as_deref(),
         Some("why two")
+    );
+}
+
+#[test]
+fn redo_brings_the_undone_step_back_and_is_an_event() {
+    let (_d, store) = store();
+    let world = common::mini();
+    let mut rec =
+        Recorder::start(store.clone(), world.clone(), "pay-back", expert(&store), 0).unwrap();
+    let id = rec.record().id.clone();
+    rec.step(Action::message("first"), None).unwrap();
+    let paid = rec
+        .step(
+            Action::tool(
+                "transfer",
+                json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+            ),
+            Some("pay Charles back".into()),
+        )
+        .unwrap();
+    let after_step = rec.changes().unwrap();
+    assert!(!rec.transitions().can_redo, "nothing undone yet");
+    assert_eq!(rec.redo().unwrap(), None);
+    assert_eq!(rec.undo().unwrap(), Some(1));
+    assert_ne!(rec.changes().unwrap(), after_step);
+    assert!(rec.transitions().can_redo);
+    assert_eq!(rec.redo().unwrap(), Some(1));
+    assert_eq!(rec.changes().unwrap(), after_step, "the world is as before the undo");
+    let stored = store.steps(&id).unwrap();
+    assert!(!stored[1].retracted && stored[1].retracted_at.is_none());
+    assert_eq!(stored[1].observation, paid.record.observation);
+    assert_eq!(stored[1].rationale.as_deref(), Some("pay Charles back"));
+    assert!(!rec.transitions().can_redo, "redone: nothing left to redo");
+
+    // Undo both; redo brings back the last undone first.
+    rec.undo().unwrap();
+    rec.undo().unwrap();
+    assert_eq!(rec.redo().unwrap(), Some(0));
+    let kinds: Vec<(EventKind, serde_json::Value)> = store
+        .events(&id)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.kind, e.detail))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (EventKind::Undone, json!({"step": 1, "steps": 2})),
+            (EventKind::Redone, json!({"step": 1, "steps": 2})),
+            (EventKind::Undone, json!({"step": 1, "steps": 2})),
+            (EventKind::Undone, json!({"step": 0, "steps": 2})),
+            (EventKind::Redone, json!({"step": 0, "steps": 2})),
+        ]
+    );
+
+    // After a restart the step undone last can still be redone...
+    drop(rec);
+    let mut rec = Recorder::reopen(store.clone(), world.clone(), &id, false).unwrap();
+    assert!(rec.transitions().can_redo);
+    // ...until a new step is taken: then what was undone stays undone.
+    rec.step(Action::message("second thoughts"), None).unwrap();
+    assert!(!rec.transitions().can_redo);
+    assert_eq!(rec.redo().unwrap(), None);
+    drop(rec);
+    let rec = Recorder::reopen(store.clone(), world, &id, false).unwrap();
+    assert!(!rec.transitions().can_redo, "a new step since the undo ends redo");
+    let steps = store.steps(&id).unwrap();
+    assert_eq!(
+        steps.iter().map(|s| s.retracted).collect::<Vec<_>>(),
+        [false, true, false]
     );
 }
 
