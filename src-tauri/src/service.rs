@@ -340,6 +340,13 @@ impl Service {
         })
     }
 
+    pub fn redo(&self, id: &str) -> AppResult<EpisodeView> {
+        self.with(id, |r| {
+            r.redo()?;
+            Ok(EpisodeView::new(r))
+        })
+    }
+
     pub fn pause(&self, id: &str) -> AppResult<EpisodeView> {
         self.with(id, |r| {
             r.pause()?;
@@ -525,6 +532,12 @@ mod tests {
         let undone = s.undo(&ep.id).unwrap();
         assert!(undone.steps[0].retracted);
         assert!(!undone.transitions.can_undo);
+        assert!(undone.transitions.can_redo);
+        let redone = s.redo(&ep.id).unwrap();
+        assert!(!redone.steps[0].retracted && redone.transitions.can_undo);
+        assert!(!redone.transitions.can_redo);
+        let undone = s.undo(&ep.id).unwrap();
+        assert!(undone.steps[0].retracted);
         let step = s
             .step(&ep.id, refund, Some("duplicate".into()))
             .unwrap()
@@ -578,6 +591,11 @@ mod tests {
         assert_eq!(inv.key, "INV-24073");
         assert_eq!(inv.fields.len(), 1);
         assert_eq!(inv.fields[0].field, "refunded_cents");
+        assert_eq!(
+            inv.fields[0].label.as_deref(),
+            Some("Refunded so far"),
+            "labelled from the world's labels.toml"
+        );
         assert_eq!(
             (inv.fields[0].before.clone(), inv.fields[0].after.clone()),
             (json!(0), json!(7900))
