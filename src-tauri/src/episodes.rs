@@ -227,12 +227,13 @@ command! {
 command! {
     /// Does the last undone action again (recorded as an event); only while
     /// no new action came since.
-    #[tauri::command]
-    #[specta::specta]
+    #[tauri::command(async)]
     pub fn redo_action(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
         state.service()?.redo(&episode_id)
     }
+}
 
+command! {
     /// Undoes the last kept action: recorded as retracted, world rebuilt.
     #[tauri::command(async)]
     pub fn undo_action(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {

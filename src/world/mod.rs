@@ -335,6 +335,14 @@ impl World {
         }
     }
 
+    /// Whether `tool` is the read tool of a view shown to the expert only:
+    /// no agent is offered it.
+    pub fn is_expert_only_tool(&self, tool: &str) -> bool {
+        tool.strip_prefix(VIEW_TOOL_PREFIX)
+            .and_then(|name| self.views.get(name))
+            .is_some_and(|v| v.audience == Audience::Expert)
+    }
+
     /// How the table `name` appears in the state diff, if the schema has it.
     pub fn table(&self, name: &str) -> Option<&TableInfo> {
         self.tables.iter().find(|t| t.name == name)
