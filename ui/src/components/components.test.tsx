@@ -199,11 +199,13 @@ describe("ReviewDialog", () => {
               table: "invoices",
               added: [],
               removed: [],
-              changed: [{ key: "INV-24073", fields: [{ field: "refunded_cents", before: 0, after: 7900 }] }],
+              changed: [
+                { key: "INV-24073", fields: [{ field: "refunded_cents", label: "Refunded so far", before: 0, after: 7900 }] },
+              ],
             },
             {
               table: "refunds",
-              added: [{ key: "RF-25001", fields: [{ field: "amount_cents", before: null, after: 7900 }] }],
+              added: [{ key: "RF-25001", fields: [{ field: "amount_cents", label: null, before: null, after: 7900 }] }],
               removed: [],
               changed: [],
             },
@@ -223,8 +225,11 @@ describe("ReviewDialog", () => {
     );
     const diff = screen.getByTestId("diff");
     expect(diff.textContent).toContain("INV-24073");
-    expect(diff.textContent).toContain("Refunded0.00→79.00");
+    // The world's label, and cents read as money whatever the label.
+    expect(diff.textContent).toContain("Refunded so far0.00→79.00");
     expect(diff.textContent).toContain("RF-25001");
+    // No label: the name made readable, without its unit.
+    expect(diff.textContent).toContain("Amount79.00");
     expect(screen.getByTestId("final-message").textContent).toBe("I've refunded the extra $79.00.");
     fireEvent.click(screen.getByTestId("confirm-submit"));
     expect(onSubmit).toHaveBeenCalled();
@@ -289,6 +294,7 @@ describe("Records", () => {
     key: "user_id",
     has_record: true,
     expert_only: true,
+    labels: { user_id: "Customer id", membership: "Membership level" },
   };
   const listing = step({
     action: { tool: "view_users", args: { limit: 200 } },
@@ -311,6 +317,11 @@ describe("Records", () => {
     expect(screen.queryByRole("columnheader", { name: /City/ })).toBeNull();
     expect(screen.getByText("Columns (5 of 6)")).toBeTruthy();
     expect(screen.getByRole("columnheader", { name: /Name/ })).toBeTruthy();
+    // Headers and the column chooser use the world's labels, else the name made readable.
+    expect(screen.getByRole("columnheader", { name: /Membership level/ })).toBeTruthy();
+    expect(screen.getByRole("columnheader", { name: /Customer id/ })).toBeTruthy();
+    expect(screen.getByRole("checkbox", { name: "Membership level" })).toBeTruthy();
+    expect(screen.queryByRole("columnheader", { name: /^User id/ })).toBeNull();
     expect(onRun).not.toHaveBeenCalled();
   });
 
