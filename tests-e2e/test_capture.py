@@ -226,6 +226,18 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     )
     app.run(4)
     app.wait_text("[data-testid=step-result]", "of $100.00 issued on INV-24048")
+    # Undo the refund, then redo it by keyboard (Ctrl+Shift+Z): the refund
+    # stands, and both the undo and the redo are events of the episode.
+    app.clickable("[data-testid=undo]").click()
+    app.css("[data-testid=redo]")
+    app.wait_text("[data-testid=timeline-entry]:last-child", "Undone")
+    app.shot("12b-redo-offered")
+    app.driver.execute_script("document.activeElement && document.activeElement.blur()")
+    ActionChains(app.driver).key_down(Keys.CONTROL).key_down(Keys.SHIFT).send_keys("z").key_up(Keys.SHIFT).key_up(
+        Keys.CONTROL
+    ).perform()
+    app.wait(10).until(lambda d: not d.find_elements("css selector", "[data-testid=redo]"))
+    app.wait(10).until(lambda d: "Undone" not in app.all("[data-testid=timeline-entry]")[-1].text)
     app.send_message("Hi Claire, I've refunded the remaining $100.00, so you have the full $150.00 back.", 5)
 
     # Keyboard only from here: Ctrl+J opens the last step's why, Ctrl+S the
@@ -262,6 +274,10 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     assert kinds.count("opened") >= 2, kinds
     assert json.loads(events[0]["detail"])["client"].startswith("understudy-app ")
     assert "undone" in kinds and kinds.index("paused") < kinds.index("resumed"), kinds
+    assert kinds.count("undone") == 2 and kinds.count("redone") == 1, kinds
+    (redone,) = [json.loads(e["detail"]) for e in events if e["kind"] == "redone"]
+    assert redone == {"step": 3, "steps": 4}, redone
+    assert kinds.index("redone") > len(kinds) - 1 - kinds[::-1].index("undone"), kinds
     assert "annotated" in kinds, kinds
     # The sent message is no longer a draft.
     (left,) = conn.execute(
