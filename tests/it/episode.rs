@@ -626,6 +626,10 @@ fn a_tau_customer_thanks_the_expert_who_closes() {
             );
         }
         // Opening questions still get the request.
-        assert_eq!(say("What can I help you with today?"), request, "{name}/{task}");
+        assert_eq!(
+            say("What can I help you with today?"),
+            request,
+            "{name}/{task}"
+        );
     }
 }

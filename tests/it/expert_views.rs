@@ -248,10 +248,15 @@ fn agent_facing_exports_leave_out_reads_of_expert_only_lists() {
     let actor = expert(&store);
     let mut rec =
         Recorder::start(Arc::clone(&store), Arc::clone(&world), "pay-back", actor, 0).unwrap();
-    rec.step(Action::tool("view_ledger", json!({})), Some("who has an account".into()))
+    rec.step(
+        Action::tool("view_ledger", json!({})),
+        Some("who has an account".into()),
+    )
+    .unwrap();
+    rec.step(Action::tool("view_accounts", json!({})), None)
         .unwrap();
-    rec.step(Action::tool("view_accounts", json!({})), None).unwrap();
-    rec.step(Action::message("I'm looking into it."), None).unwrap();
+    rec.step(Action::message("I'm looking into it."), None)
+        .unwrap();
     rec.submit(None).unwrap();
     let worlds = WorldSet::single(Arc::clone(&world));
     let export = |format: Format| -> (String, usize) {
@@ -262,9 +267,14 @@ fn agent_facing_exports_leave_out_reads_of_expert_only_lists() {
         if format == Format::Folder {
             let out = tempfile::tempdir().unwrap();
             let path = out.path().join("dataset");
-            let summary =
-                export::export_to_path(&Source::Store(&store), Some(&worlds), &options, &path, &|| {})
-                    .unwrap();
+            let summary = export::export_to_path(
+                &Source::Store(&store),
+                Some(&worlds),
+                &options,
+                &path,
+                &|| {},
+            )
+            .unwrap();
             let mut text = String::new();
             for f in &summary.files {
                 let p = path.join(f);
@@ -275,20 +285,34 @@ fn agent_facing_exports_leave_out_reads_of_expert_only_lists() {
             return (text, summary.steps);
         }
         let mut out = Vec::new();
-        let summary =
-            export::write_jsonl(&Source::Store(&store), Some(&worlds), &options, &mut out, &|| {})
-                .unwrap();
+        let summary = export::write_jsonl(
+            &Source::Store(&store),
+            Some(&worlds),
+            &options,
+            &mut out,
+            &|| {},
+        )
+        .unwrap();
         (String::from_utf8(out).unwrap(), summary.steps)
     };
     let (native, steps) = export(Format::Native);
-    assert!(native.contains("view_ledger"), "the native format keeps everything");
+    assert!(
+        native.contains("view_ledger"),
+        "the native format keeps everything"
+    );
     assert_eq!(steps, 3);
     for format in [Format::Trl, Format::OpenAi, Format::Folder] {
         let (text, steps) = export(format);
         assert!(!text.is_empty(), "{format:?}: a row");
         assert!(!text.contains("view_ledger"), "{format:?}: {text}");
-        assert!(!text.contains("who has an account"), "{format:?}: its why goes with it");
-        assert!(text.contains("view_accounts"), "{format:?}: a list agents have stays");
+        assert!(
+            !text.contains("who has an account"),
+            "{format:?}: its why goes with it"
+        );
+        assert!(
+            text.contains("view_accounts"),
+            "{format:?}: a list agents have stays"
+        );
         assert_eq!(steps, 2, "{format:?}: the steps written");
     }
 }

@@ -510,7 +510,11 @@ fn redo_brings_the_undone_step_back_and_is_an_event() {
     assert_ne!(rec.changes().unwrap(), after_step);
     assert!(rec.transitions().can_redo);
     assert_eq!(rec.redo().unwrap(), Some(1));
-    assert_eq!(rec.changes().unwrap(), after_step, "the world is as before the undo");
+    assert_eq!(
+        rec.changes().unwrap(),
+        after_step,
+        "the world is as before the undo"
+    );
     let stored = store.steps(&id).unwrap();
     assert!(!stored[1].retracted && stored[1].retracted_at.is_none());
     assert_eq!(stored[1].observation, paid.record.observation);
@@ -548,7 +552,10 @@ fn redo_brings_the_undone_step_back_and_is_an_event() {
     assert_eq!(rec.redo().unwrap(), None);
     drop(rec);
     let rec = Recorder::reopen(store.clone(), world, &id, false).unwrap();
-    assert!(!rec.transitions().can_redo, "a new step since the undo ends redo");
+    assert!(
+        !rec.transitions().can_redo,
+        "a new step since the undo ends redo"
+    );
     let steps = store.steps(&id).unwrap();
     assert_eq!(
         steps.iter().map(|s| s.retracted).collect::<Vec<_>>(),

@@ -725,7 +725,10 @@ fn labels_name_columns_in_plain_words_and_leave_the_hash_alone() {
     let view = &world.views["accounts"];
     assert_eq!(view.labels["id"], "Account number", "the view's own label");
     assert_eq!(view.labels["owner"], "Account holder", "from the table");
-    assert!(!view.labels.contains_key("frozen"), "unlabelled: the app humanises the name");
+    assert!(
+        !view.labels.contains_key("frozen"),
+        "unlabelled: the app humanises the name"
+    );
 }
 
 #[test]
@@ -747,19 +750,34 @@ fn a_label_naming_nothing_is_reported_with_file_line_and_field() {
         ],
     );
     assert_problem(&p, &["labels.toml:4", "tables.accounts.balance", "empty"]);
-    assert_problem(&p, &["labels.toml:7", "`acounts` is not a table", "accounts"]);
     assert_problem(
         &p,
-        &["labels.toml:10", "tables.docs.heading", "fields of its records: count, tags, title"],
+        &["labels.toml:7", "`acounts` is not a table", "accounts"],
     );
     assert_problem(
         &p,
-        &["labels.toml:13", "views.accounts.total", "not a column of the view"],
+        &[
+            "labels.toml:10",
+            "tables.docs.heading",
+            "fields of its records: count, tags, title",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "labels.toml:13",
+            "views.accounts.total",
+            "not a column of the view",
+        ],
     );
     assert_problem(&p, &["labels.toml:16", "`acounts` is not a view"]);
     write(dir.path(), "labels.toml", "[tables.accounts]\nowner = 3\n");
     assert_problem(&problems(dir.path()), &["labels.toml:2"]);
-    write(dir.path(), "labels.toml", "[columns.accounts]\nowner = \"x\"\n");
+    write(
+        dir.path(),
+        "labels.toml",
+        "[columns.accounts]\nowner = \"x\"\n",
+    );
     assert_problem(&problems(dir.path()), &["labels.toml:1", "columns"]);
 }
 
@@ -772,11 +790,19 @@ fn every_bundled_world_labels_what_an_expert_sees() {
         let id = &world.meta.id;
         for view in world.views.values() {
             for c in &view.columns {
-                assert!(view.labels.contains_key(c), "{id}: view {} column {c} has no label", view.name);
+                assert!(
+                    view.labels.contains_key(c),
+                    "{id}: view {} column {c} has no label",
+                    view.name
+                );
             }
         }
         for table in &world.tables {
-            assert!(!table.labels.is_empty(), "{id}: table {} has no labels", table.name);
+            assert!(
+                !table.labels.is_empty(),
+                "{id}: table {} has no labels",
+                table.name
+            );
         }
     }
 }

@@ -38,7 +38,10 @@ pub(super) fn load_labels(
     for (name, given) in &parsed.tables {
         let Some(table) = tables.iter_mut().find(|t| &t.name == name) else {
             let known: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
-            let line = given.values().next().map(|l| line_of(&text, l.span().start));
+            let line = given
+                .values()
+                .next()
+                .map(|l| line_of(&text, l.span().start));
             cx.diags.push(
                 FILE,
                 line,
@@ -55,7 +58,10 @@ pub(super) fn load_labels(
     for (name, given) in &parsed.views {
         if !views.contains_key(name) {
             let known: Vec<&str> = views.keys().map(String::as_str).collect();
-            let line = given.values().next().map(|l| line_of(&text, l.span().start));
+            let line = given
+                .values()
+                .next()
+                .map(|l| line_of(&text, l.span().start));
             cx.diags.push(
                 FILE,
                 line,
