@@ -12,7 +12,7 @@
 //! let mut rec = Recorder::start(store.clone(), world.clone(), "duplicate-charge", Actor::Expert { id: "e1".into() }, 0)?;
 //! let step = rec.step(Action::message("Hello, I'm looking into it."), Some("Acknowledge first".into()))?;
 //! rec.undo()?;                      // marks the step retracted; state rebuilt by replay
-//! rec.redo()?;                      // brings it back (both are events of the episode)
+//! rec.redo()?;                      // takes it again as a new step (both are events)
 //! rec.pause()?;                     // active time stops
 //! rec.resume()?;
 //! rec.submit(None)?;                // final message = the last message sent
@@ -85,7 +85,7 @@ pub struct Transitions {
     /// the task ended, which undoing the last step reopens).
     pub can_undo: bool,
     /// [`Recorder::redo`]: in progress, with a step undone since the last
-    /// new step.
+    /// new step (and the task not ended).
     pub can_redo: bool,
     /// [`Recorder::pause`]: in progress.
     pub can_pause: bool,
@@ -345,55 +345,38 @@ impl Recorder {
         Ok(Some(last))
     }
 
-    /// Does the last undone step again, if no new step came since: it is
-    /// kept again, with the result it had (the world is in the state it was
-    /// taken in, so the engine gives the same result; if it would not, the
-    /// redo is refused and the expert takes the step anew). Returns its
-    /// index, or `None` with nothing to redo.
+    /// Does the last undone step again, if no new step came since: its
+    /// action is taken again, with its why, as a new step (the undone one
+    /// stays undone: nothing recorded is taken back, which is also what a
+    /// team hub accepts). The world is in the state the step was first
+    /// taken in, so the engine gives it the same result. Returns the new
+    /// step's index, or `None` with nothing to redo.
     pub fn redo(&mut self) -> Result<Option<u32>> {
         self.require_open()?;
-        if self.trajectory.record.status == EpisodeStatus::Paused {
-            return Err(Error::Conflict(
-                "the episode is paused; resume it first".into(),
-            ));
-        }
-        let Some(&idx) = self.redo.last() else {
+        let Some(undone) = self.redo.last().copied() else {
             return Ok(None);
         };
-        let Some(step) = self.trajectory.steps.get(idx as usize).cloned() else {
+        let Some(step) = self.trajectory.steps.get(undone as usize).cloned() else {
             self.redo.clear();
             return Ok(None);
         };
-        let outcome = self.episode.step(&step.action)?;
-        let restored = if outcome.observation != step.observation {
-            Err(Error::Conflict(format!(
-                "step {} cannot be redone: doing it again now gives a different result; take it again instead",
-                idx + 1
-            )))
-        } else {
-            self.store.restore_step(&self.trajectory.record.id, idx)
+        let mut rest = std::mem::take(&mut self.redo);
+        rest.pop();
+        let taken = match self.step(step.action, step.rationale) {
+            Ok(taken) => taken,
+            Err(e) => {
+                rest.push(undone);
+                self.redo = rest;
+                return Err(e);
+            }
         };
-        if let Err(e) = restored {
-            // The world goes back to match what is recorded.
-            rebuild(
-                &mut self.episode,
-                &self.trajectory.record,
-                &self.trajectory.steps,
-                false,
-            )?;
-            return Err(e);
-        }
-        if let Some(s) = self.trajectory.steps.get_mut(idx as usize) {
-            s.retracted = false;
-            s.retracted_at = None;
-        }
-        self.redo.pop();
+        self.redo = rest;
         let steps = self.trajectory.steps.len();
         self.event(
             EventKind::Redone,
-            serde_json::json!({"step": idx, "steps": steps}),
+            serde_json::json!({"step": taken.record.idx, "of": undone, "steps": steps}),
         )?;
-        Ok(Some(idx))
+        Ok(Some(taken.record.idx))
     }
 
     /// Stops the active clock and marks the episode paused; steps are
@@ -553,35 +536,39 @@ pub fn check_world(record: &EpisodeRecord, world: &World, force: bool) -> Result
 /// Resets `episode` and replays the kept steps. With `verify`, each
 /// observation must equal the recorded one.
 /// What redo can bring back after a restart, from the episode's events:
-/// each undo pushes its step, each redo pops one, and an undo is redoable
-/// only while the episode still has as many steps as when it was made (a
-/// new step since then ends redo, as it does while recording). Undos
-/// recorded before redo existed say no step count, so they are not redone.
+/// each undo pushes its step and each redo pops one; a step taken between
+/// them (the step count differs from the last undo's or redo's) ends
+/// redo, as it does while recording. Undos recorded before redo existed
+/// say no step count, so they are not redone.
 fn redo_stack(events: &[store::EpisodeEvent], steps: &[StepRecord]) -> Vec<u32> {
-    let mut stack: Vec<(u32, Option<u64>)> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
+    let mut known: Option<u64> = None;
     for e in events {
+        let count = e.detail.get("steps").and_then(|v| v.as_u64());
         match e.kind {
             EventKind::Undone => {
-                let step = e.detail.get("step").and_then(|v| v.as_u64());
-                let count = e.detail.get("steps").and_then(|v| v.as_u64());
-                if let Some(step) = step {
-                    stack.push((step as u32, count));
+                if count.is_none() || count != known {
+                    stack.clear();
                 }
+                if let (Some(step), Some(_)) =
+                    (e.detail.get("step").and_then(|v| v.as_u64()), count)
+                {
+                    stack.push(step as u32);
+                }
+                known = count;
             }
             EventKind::Redone => {
                 stack.pop();
+                known = count;
             }
             _ => {}
         }
     }
-    let now = steps.len() as u64;
+    if known != Some(steps.len() as u64) {
+        stack.clear();
+    }
+    stack.retain(|s| steps.get(*s as usize).is_some_and(|s| s.retracted));
     stack
-        .into_iter()
-        .filter(|(step, count)| {
-            *count == Some(now) && steps.get(*step as usize).is_some_and(|s| s.retracted)
-        })
-        .map(|(step, _)| step)
-        .collect()
 }
 
 fn rebuild(
@@ -631,7 +618,7 @@ mod tests {
         assert!(rec.transitions().can_undo && !rec.transitions().can_redo);
         rec.undo().unwrap();
         assert!(rec.transitions().can_redo);
-        assert_eq!(rec.redo().unwrap(), Some(0));
+        assert_eq!(rec.redo().unwrap(), Some(1), "taken again as a new step");
         assert!(!rec.transitions().can_redo);
 
         rec.pause().unwrap();

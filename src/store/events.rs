@@ -26,8 +26,8 @@ pub enum EventKind {
     /// the episode had (`steps`), so a redo after a restart knows no new
     /// step came since.
     Undone,
-    /// An undone step was done again (brought back, with its recorded
-    /// result); the detail names it.
+    /// An undone step was done again, as a new step; the detail names the
+    /// new step (`step`), the undone one (`of`) and the step count.
     Redone,
     /// A step's why or flag changed; the detail holds before and after.
     Annotated,

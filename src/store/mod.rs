@@ -369,21 +369,6 @@ impl Store {
         Ok(())
     }
 
-    /// Brings an undone step back (a redo): it counts as kept again. The
-    /// undo and the redo stay in the episode's events.
-    pub fn restore_step(&self, episode_id: &str, idx: u32) -> Result<()> {
-        let n = self.lock().execute(
-            "UPDATE steps SET retracted = 0, retracted_at = NULL WHERE episode_id = ?1 AND idx = ?2 AND retracted = 1",
-            params![episode_id, idx],
-        )?;
-        if n == 0 {
-            return Err(Error::NotFound(format!(
-                "undone step {idx} of episode {episode_id}"
-            )));
-        }
-        Ok(())
-    }
-
     /// Stores whole episodes (with their steps) in one transaction: either
     /// all of them land or none does. Existing ids are refused.
     pub fn import(&self, episodes: &[Trajectory]) -> Result<()> {

@@ -20,7 +20,7 @@ can_step: boolean,
 can_undo: boolean, 
 /**
  * [`Recorder::redo`]: in progress, with a step undone since the last
- * new step.
+ * new step (and the task not ended).
  */
 can_redo: boolean, 
 /**

@@ -1,6 +1,6 @@
 import type { StepView } from "../bindings/StepView";
 import { plainStepError } from "../lib/errors";
-import { cell, looksLikeJson } from "../lib/format";
+import { cell, isDataResult } from "../lib/format";
 import { columnLabel } from "../lib/errors";
 
 /** Structured result content: a record, a list of records, or a value;
@@ -68,7 +68,7 @@ export function StepResult({ step, compact = false }: { step: StepView; compact?
       </div>
     );
   }
-  const json = looksLikeJson(step.text);
+  const json = isDataResult(step);
   return (
     <div className="result result-ok" data-testid="step-result">
       <div className="result-headline">

@@ -2,7 +2,7 @@ import { memo, useEffect, useRef, useState } from "react";
 import type { StepView } from "../bindings/StepView";
 import type { ToolInfo } from "../bindings/ToolInfo";
 import { humanize, plainStepError } from "../lib/errors";
-import { argsSummary, clockTime, duration, isMessage, listingSummary, looksLikeJson, toolTitle } from "../lib/format";
+import { argsSummary, clockTime, duration, isDataResult, isMessage, listingSummary, toolTitle } from "../lib/format";
 import { StepResult } from "./StepResult";
 
 const DEFAULT_FLAG = "Needs a second look";
@@ -38,7 +38,7 @@ export function resultLine(step: StepView): string {
   if (c && typeof c === "object" && !Array.isArray(c) && Array.isArray(c.rows) && typeof c.total === "number") {
     return c.total === 1 ? "1 record" : `${c.total} records`;
   }
-  if (!looksLikeJson(step.text)) return step.text.split("\n")[0] ?? "";
+  if (!isDataResult(step)) return step.text.split("\n")[0] ?? "";
   if (Array.isArray(c)) return c.length === 1 ? "1 result" : `${c.length} results`;
   if (c && typeof c === "object") {
     return Object.entries(c)
