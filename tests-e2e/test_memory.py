@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from conftest import ARTIFACTS, App
-from perf import descendants
+from perf import descendants, look_up_and_open_ticket
 
 BLANK_SECONDS = 4.0
 
@@ -124,15 +124,7 @@ def test_memory_during_a_task_against_a_blank_page(tmp_path):
         sampler.mark("start screen")
         app.start_task("duplicate-charge")
         sampler.mark("task opened")
-        app.open_tool("look up", "lookup_customer")
-        app.fill("lookup_customer", email="dana.whitfield@harborlight.io")
-        n = 1
-        app.run(n)
-        app.open_tool("open ticket", "get_ticket")
-        app.fill("get_ticket", ticket_id="T-1042")
-        for _ in range(5):
-            n += 1
-            app.run(n)
+        n = look_up_and_open_ticket(app, 5)
         sampler.mark("after 6 tool runs")
         # Every records list once (a 200-row page each), then back to the invoices.
         for view in [e.get_attribute("data-view") for e in app.all("[data-testid=records] [data-view]")]:

@@ -38,19 +38,11 @@ pub(super) fn load_labels(
     for (name, given) in &parsed.tables {
         let Some(table) = tables.iter_mut().find(|t| &t.name == name) else {
             let known: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
-            let line = given
-                .values()
-                .next()
-                .map(|l| line_of(&text, l.span().start));
-            cx.diags.push(
-                FILE,
-                line,
-                Some(format!("tables.{name}")),
-                format!(
-                    "`{name}` is not a table of schema.sql (tables: {})",
-                    known.join(", ")
-                ),
+            let problem = format!(
+                "`{name}` is not a table of schema.sql (tables: {})",
+                known.join(", ")
             );
+            unknown_section(cx, &text, format!("tables.{name}"), given, problem);
             continue;
         };
         table.labels = table_labels(cx, &text, table, given);
@@ -58,25 +50,30 @@ pub(super) fn load_labels(
     for (name, given) in &parsed.views {
         if !views.contains_key(name) {
             let known: Vec<&str> = views.keys().map(String::as_str).collect();
-            let line = given
-                .values()
-                .next()
-                .map(|l| line_of(&text, l.span().start));
-            cx.diags.push(
-                FILE,
-                line,
-                Some(format!("views.{name}")),
-                format!(
-                    "`{name}` is not a view of views.toml (views: {})",
-                    known.join(", ")
-                ),
+            let problem = format!(
+                "`{name}` is not a view of views.toml (views: {})",
+                known.join(", ")
             );
+            unknown_section(cx, &text, format!("views.{name}"), given, problem);
         }
     }
     for view in views.values_mut() {
         let given = parsed.views.get(&view.name).cloned().unwrap_or_default();
         view.labels = view_labels(cx, &text, view, tables, &given);
     }
+}
+
+/// A `[tables.x]` or `[views.x]` section naming nothing: reported at its
+/// first label's line.
+fn unknown_section(
+    cx: &mut LoadContext<'_>,
+    text: &str,
+    section: String,
+    given: &BTreeMap<String, Spanned<String>>,
+    problem: String,
+) {
+    let line = given.values().next().map(|l| line_of(text, l.span().start));
+    cx.diags.push(FILE, line, Some(section), problem);
 }
 
 /// A table's labels: each must name a column of the table or, for a table
