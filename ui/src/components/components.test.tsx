@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { issueRefund, step } from "../test/fixtures";
 import { ReviewDialog } from "./ReviewDialog";
 import { StepResult } from "./StepResult";
-import { Timeline } from "./Timeline";
+import { resultLine, Timeline } from "./Timeline";
 import { ToolForm } from "./ToolForm";
 import { Modal } from "./Modal";
 import { moveBetweenTabs } from "../lib/tabs";
@@ -49,6 +49,22 @@ describe("Timeline", () => {
     await waitFor(() =>
       expect(onAnnotate).toHaveBeenLastCalledWith(4, "Confirm the account first", "Needs a second look"),
     );
+  });
+});
+
+describe("resultLine", () => {
+  it("names an opened record's fields with the world's labels, else readably", () => {
+    // The app sends no text when it is only the data's JSON: the line comes from the data.
+    const opened = step({
+      action: { tool: "view_users", args: { key: "mia_li_3668" } },
+      text: "",
+      content: { user_id: "mia_li_3668", name: "Mia Li", date_of_birth: "1990-04-05" },
+    });
+    expect(resultLine(opened, { user_id: "Customer id" })).toBe(
+      "Customer id: mia_li_3668 · Name: Mia Li · Date of birth: 1990-04-05",
+    );
+    const listing = step({ action: { tool: "view_users", args: {} }, text: "", content: { columns: [], rows: [], total: 3 } });
+    expect(resultLine(listing)).toBe("3 records");
   });
 });
 

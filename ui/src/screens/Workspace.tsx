@@ -294,6 +294,7 @@ export function Workspace({
     <Timeline
       steps={view.steps}
       tools={view.tools}
+      views={world?.views}
       editable={open}
       onAnnotate={async (idx, rationale, flag) => {
         await api.annotateStep(view.id, idx, rationale, flag);
