@@ -12,6 +12,7 @@
 //! let mut rec = Recorder::start(store.clone(), world.clone(), "duplicate-charge", Actor::Expert { id: "e1".into() }, 0)?;
 //! let step = rec.step(Action::message("Hello, I'm looking into it."), Some("Acknowledge first".into()))?;
 //! rec.undo()?;                      // marks the step retracted; state rebuilt by replay
+//! rec.redo()?;                      // takes it again as a new step (both are events)
 //! rec.pause()?;                     // active time stops
 //! rec.resume()?;
 //! rec.submit(None)?;                // final message = the last message sent
@@ -83,6 +84,9 @@ pub struct Transitions {
     /// [`Recorder::undo`]: open, with a kept step to retract (also after
     /// the task ended, which undoing the last step reopens).
     pub can_undo: bool,
+    /// [`Recorder::redo`]: in progress, with a step undone since the last
+    /// new step (and the task not ended).
+    pub can_redo: bool,
     /// [`Recorder::pause`]: in progress.
     pub can_pause: bool,
     /// [`Recorder::resume`]: paused.
@@ -100,6 +104,9 @@ pub struct Recorder {
     /// What has been recorded so far, exactly as stored.
     trajectory: Trajectory,
     clock: ActiveClock,
+    /// Steps undone since the last new step, the last undone on top: what
+    /// [`Recorder::redo`] brings back. A new step empties it.
+    redo: Vec<u32>,
 }
 
 impl Recorder {
@@ -155,6 +162,7 @@ impl Recorder {
                 banked_ms: 0,
                 since: Some(Instant::now()),
             },
+            redo: Vec::new(),
         })
     }
 
@@ -180,6 +188,7 @@ impl Recorder {
         episode.set_expert(record.actor.is_expert());
         rebuild(&mut episode, &record, &steps, !force)?;
         let paused = record.status == EpisodeStatus::Paused;
+        let redo = redo_stack(&store.events(episode_id)?, &steps);
         Ok(Recorder {
             store,
             episode,
@@ -188,6 +197,7 @@ impl Recorder {
                 since: (!paused).then(Instant::now),
             },
             trajectory: Trajectory { record, steps },
+            redo,
         })
     }
 
@@ -226,6 +236,7 @@ impl Recorder {
         }
         self.trajectory.record.active_ms = record.active_ms;
         self.trajectory.steps.push(record.clone());
+        self.redo.clear();
         Ok(RecordedStep { record, outcome })
     }
 
@@ -325,8 +336,47 @@ impl Recorder {
             &self.trajectory.steps,
             false,
         )?;
-        self.event(EventKind::Undone, serde_json::json!({"step": last}))?;
+        self.redo.push(last);
+        let steps = self.trajectory.steps.len();
+        self.event(
+            EventKind::Undone,
+            serde_json::json!({"step": last, "steps": steps}),
+        )?;
         Ok(Some(last))
+    }
+
+    /// Does the last undone step again, if no new step came since: its
+    /// action is taken again, with its why, as a new step (the undone one
+    /// stays undone: nothing recorded is taken back, which is also what a
+    /// team hub accepts). The world is in the state the step was first
+    /// taken in, so the engine gives it the same result. Returns the new
+    /// step's index, or `None` with nothing to redo.
+    pub fn redo(&mut self) -> Result<Option<u32>> {
+        self.require_open()?;
+        let Some(undone) = self.redo.last().copied() else {
+            return Ok(None);
+        };
+        let Some(step) = self.trajectory.steps.get(undone as usize).cloned() else {
+            self.redo.clear();
+            return Ok(None);
+        };
+        let mut rest = std::mem::take(&mut self.redo);
+        rest.pop();
+        let taken = match self.step(step.action, step.rationale) {
+            Ok(taken) => taken,
+            Err(e) => {
+                rest.push(undone);
+                self.redo = rest;
+                return Err(e);
+            }
+        };
+        self.redo = rest;
+        let steps = self.trajectory.steps.len();
+        self.event(
+            EventKind::Redone,
+            serde_json::json!({"step": taken.record.idx, "of": undone, "steps": steps}),
+        )?;
+        Ok(Some(taken.record.idx))
     }
 
     /// Stops the active clock and marks the episode paused; steps are
@@ -452,6 +502,9 @@ impl Recorder {
         Transitions {
             can_step: status == EpisodeStatus::InProgress && !self.is_done(),
             can_undo: open && self.trajectory.kept_steps().next().is_some(),
+            can_redo: status == EpisodeStatus::InProgress
+                && !self.is_done()
+                && !self.redo.is_empty(),
             can_pause: status == EpisodeStatus::InProgress,
             can_resume: status == EpisodeStatus::Paused,
             can_submit: open,
@@ -482,6 +535,42 @@ pub fn check_world(record: &EpisodeRecord, world: &World, force: bool) -> Result
 
 /// Resets `episode` and replays the kept steps. With `verify`, each
 /// observation must equal the recorded one.
+/// What redo can bring back after a restart, from the episode's events:
+/// each undo pushes its step and each redo pops one; a step taken between
+/// them (the step count differs from the last undo's or redo's) ends
+/// redo, as it does while recording. Undos recorded before redo existed
+/// say no step count, so they are not redone.
+fn redo_stack(events: &[store::EpisodeEvent], steps: &[StepRecord]) -> Vec<u32> {
+    let mut stack: Vec<u32> = Vec::new();
+    let mut known: Option<u64> = None;
+    for e in events {
+        let count = e.detail.get("steps").and_then(|v| v.as_u64());
+        match e.kind {
+            EventKind::Undone => {
+                if count.is_none() || count != known {
+                    stack.clear();
+                }
+                if let (Some(step), Some(_)) =
+                    (e.detail.get("step").and_then(|v| v.as_u64()), count)
+                {
+                    stack.push(step as u32);
+                }
+                known = count;
+            }
+            EventKind::Redone => {
+                stack.pop();
+                known = count;
+            }
+            _ => {}
+        }
+    }
+    if known != Some(steps.len() as u64) {
+        stack.clear();
+    }
+    stack.retain(|s| steps.get(*s as usize).is_some_and(|s| s.retracted));
+    stack
+}
+
 fn rebuild(
     episode: &mut Episode,
     record: &EpisodeRecord,
@@ -526,7 +615,11 @@ mod tests {
         assert_eq!(rec.undo().unwrap(), None, "nothing to undo");
 
         rec.step(Action::message("Looking into it."), None).unwrap();
-        assert!(rec.transitions().can_undo);
+        assert!(rec.transitions().can_undo && !rec.transitions().can_redo);
+        rec.undo().unwrap();
+        assert!(rec.transitions().can_redo);
+        assert_eq!(rec.redo().unwrap(), Some(1), "taken again as a new step");
+        assert!(!rec.transitions().can_redo);
 
         rec.pause().unwrap();
         let paused = rec.transitions();
@@ -549,6 +642,7 @@ mod tests {
             Transitions {
                 can_step: false,
                 can_undo: false,
+                can_redo: false,
                 can_pause: false,
                 can_resume: false,
                 can_submit: false,
@@ -556,5 +650,6 @@ mod tests {
             }
         );
         assert!(rec.undo().is_err() && rec.pause().is_err() && rec.abandon().is_err());
+        assert!(rec.redo().is_err());
     }
 }

@@ -132,6 +132,21 @@ def webdriver_blank_rss() -> int:
         return rss
 
 
+def look_up_and_open_ticket(app, runs: int) -> int:
+    """The support lead's first moves in duplicate-charge: look the customer
+    up, then open the ticket `runs` times. Returns the steps taken."""
+    app.open_tool("look up", "lookup_customer")
+    app.fill("lookup_customer", email="dana.whitfield@harborlight.io")
+    n = 1
+    app.run(n)
+    app.open_tool("open ticket", "get_ticket")
+    app.fill("get_ticket", ticket_id="T-1042")
+    for _ in range(runs):
+        n += 1
+        app.run(n)
+    return n
+
+
 def workload_rss_and_latency() -> tuple[int, list[float]]:
     sys.path.insert(0, str(Path(__file__).parent))
     os.environ["APP_BINARY"] = BINARY
@@ -148,15 +163,7 @@ def workload_rss_and_latency() -> tuple[int, list[float]]:
         peak = PeakRss(pid) if pid else None
         app.create_profile()
         app.start_task("duplicate-charge")
-        app.open_tool("look up", "lookup_customer")
-        app.fill("lookup_customer", email="dana.whitfield@harborlight.io")
-        n = 1
-        app.run(n)
-        app.open_tool("open ticket", "get_ticket")
-        app.fill("get_ticket", ticket_id="T-1042")
-        for _ in range(10):
-            n += 1
-            app.run(n)
+        n = look_up_and_open_ticket(app, 10)
         app.clickable("[data-view=invoices]").click()
         n += 1
         app.wait_count("[data-testid=timeline-entry]", n)

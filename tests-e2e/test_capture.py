@@ -226,7 +226,22 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     )
     app.run(4)
     app.wait_text("[data-testid=step-result]", "of $100.00 issued on INV-24048")
-    app.send_message("Hi Claire, I've refunded the remaining $100.00, so you have the full $150.00 back.", 5)
+    # Undo the refund, then redo it by keyboard (Ctrl+Shift+Z): the refund
+    # stands, and both the undo and the redo are events of the episode.
+    app.clickable("[data-testid=undo]").click()
+    app.css("[data-testid=redo]")
+    app.wait_text("[data-testid=timeline-entry]:last-child", "Undone")
+    app.shot("12b-redo-offered")
+    app.driver.execute_script("document.activeElement && document.activeElement.blur()")
+    ActionChains(app.driver).key_down(Keys.CONTROL).key_down(Keys.SHIFT).send_keys("z").key_up(Keys.SHIFT).key_up(
+        Keys.CONTROL
+    ).perform()
+    app.wait(10).until(lambda d: not d.find_elements("css selector", "[data-testid=redo]"))
+    # The refund is taken again as a new step; the undone one stays, marked.
+    app.wait_count("[data-testid=timeline-entry]", 5)
+    assert "Undone" not in app.all("[data-testid=timeline-entry]")[-1].text
+    assert "Undone" in app.all("[data-testid=timeline-entry]")[-2].text
+    app.send_message("Hi Claire, I've refunded the remaining $100.00, so you have the full $150.00 back.", 6)
 
     # Keyboard only from here: Ctrl+J opens the last step's why, Ctrl+S the
     # review (focus on Submit, not Close), Ctrl+Enter submits.
@@ -248,11 +263,13 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
         ("get_ticket", True, False),
         ("lookup_customer", False, True),
         ("lookup_customer", True, False),
+        ("issue_refund", True, True),
         ("issue_refund", True, False),
         ("message", True, False),
     ]
     assert got[2]["action"]["args"] == {"customer_id": "C-1035"}
-    assert got[4]["rationale"] == LAST_WHY
+    assert got[4]["action"] == got[3]["action"], "the redo takes the undone refund again"
+    assert got[5]["rationale"] == LAST_WHY
     # How the work went is in the record too: opened by this app (before and
     # after the kill), the undo, the pause and resume, the why written.
     events = conn.execute(
@@ -262,6 +279,10 @@ def test_killed_mid_episode_the_app_reopens_it_exactly_and_it_can_be_finished(la
     assert kinds.count("opened") >= 2, kinds
     assert json.loads(events[0]["detail"])["client"].startswith("understudy-app ")
     assert "undone" in kinds and kinds.index("paused") < kinds.index("resumed"), kinds
+    assert kinds.count("undone") == 2 and kinds.count("redone") == 1, kinds
+    (redone,) = [json.loads(e["detail"]) for e in events if e["kind"] == "redone"]
+    assert redone == {"step": 4, "of": 3, "steps": 5}, redone
+    assert kinds.index("redone") > len(kinds) - 1 - kinds[::-1].index("undone"), kinds
     assert "annotated" in kinds, kinds
     # The sent message is no longer a draft.
     (left,) = conn.execute(

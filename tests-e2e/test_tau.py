@@ -14,6 +14,7 @@ ASK_ID = "I'm sorry about the delay. Could you give me your user id so I can loo
 REQUEST = "I am contacting to complain about my delayed flight HAT039 from ATL to SEA."
 USER_ID = "My user id is ethan_martin_2396."
 CLOSING = "I've sent you a $150 certificate for the delay. I'm sorry again for the trouble."
+THANKS = "No, that's everything. Thank you for your help!"
 
 
 def test_an_expert_performs_a_tau_airline_task_by_asking_the_customer(launch, data_dir):
@@ -65,6 +66,8 @@ def test_an_expert_performs_a_tau_airline_task_by_asking_the_customer(launch, da
     app.run(7)
     app.wait_text("[data-testid=step-result]", "Certificate")
     app.send_message(CLOSING, 8)
+    # The customer answers the closing as a customer would, not "what do you need from me?".
+    app.wait_text("[data-testid=thread]", THANKS)
     app.shot("32-tau-airline-compensated")
 
     # The policy and the timeline side by side, to check a rule while writing a why.
@@ -96,4 +99,5 @@ def test_an_expert_performs_a_tau_airline_task_by_asking_the_customer(launch, da
     assert actions[5] == {"tool": "get_user_details", "args": {"user_id": "ethan_martin_2396"}}
     assert actions[6] == {"tool": "send_certificate", "args": {"user_id": "ethan_martin_2396", "amount": 150}}
     assert actions[7] == {"message": CLOSING}
+    assert observations[7]["text"] == THANKS
     assert episode["final_message"] == CLOSING

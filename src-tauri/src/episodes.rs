@@ -25,7 +25,10 @@ pub struct StepView {
     pub idx: u32,
     pub action: Action,
     pub ok: bool,
-    /// The result as text (for a message: the customer's reply).
+    /// The result as text (for a message: the customer's reply). Empty
+    /// when it would only be `content` written as JSON (a listing, a
+    /// record): the window shows the data, so it is not sent, and held,
+    /// twice.
     pub text: String,
     /// The result as data: rows, a record, a listing.
     #[ts(type = "unknown")]
@@ -48,13 +51,26 @@ pub struct StepView {
     pub retracted: bool,
 }
 
+/// `text`, or nothing when it is the JSON of `content` (an object or a
+/// list), which the window renders from `content` itself.
+fn text_unless_data(text: &str, content: &Value) -> String {
+    let data = matches!(content, Value::Object(_) | Value::Array(_))
+        && matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
+        && serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == content);
+    if data {
+        String::new()
+    } else {
+        text.to_string()
+    }
+}
+
 impl StepView {
     pub fn new(s: &StepRecord) -> StepView {
         StepView {
             idx: s.idx,
             action: s.action.clone(),
             ok: s.observation.ok,
-            text: s.observation.text.clone(),
+            text: text_unless_data(&s.observation.text, &s.observation.content),
             content: s.observation.content.clone(),
             error: s.observation.error.clone(),
             terminated: s.terminated,
@@ -225,6 +241,15 @@ command! {
 }
 
 command! {
+    /// Does the last undone action again (recorded as an event); only while
+    /// no new action came since.
+    #[tauri::command(async)]
+    pub fn redo_action(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
+        state.service()?.redo(&episode_id)
+    }
+}
+
+command! {
     /// Undoes the last kept action: recorded as retracted, world rebuilt.
     #[tauri::command(async)]
     pub fn undo_action(state: State<'_, AppState>, episode_id: String) -> AppResult<EpisodeView> {
@@ -305,5 +330,31 @@ command! {
     #[tauri::command(async)]
     pub fn checkpoint_episode(state: State<'_, AppState>, episode_id: String) -> AppResult<()> {
         state.service()?.checkpoint(&episode_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::text_unless_data;
+
+    #[test]
+    fn a_result_that_is_only_its_data_is_not_sent_twice() {
+        let listing =
+            json!({"columns": ["id"], "rows": [{"id": "A-1", "balance": 100.0}], "total": 1});
+        let text = r#"{"columns": ["id"], "rows": [{"id": "A-1", "balance": 100.0}], "total": 1}"#;
+        assert_eq!(text_unless_data(text, &listing), "");
+        // A rendering of its own (a template) stays, and so does text that
+        // is not exactly the data.
+        let said = "Refund RF-1 of $79.00 issued on INV-24073.";
+        assert_eq!(text_unless_data(said, &json!({"id": "RF-1"})), said);
+        let other = r#"{"total": 2}"#;
+        assert_eq!(text_unless_data(other, &json!({"total": 1})), other);
+        assert_eq!(
+            text_unless_data("[1]", &json!("[1]")),
+            "[1]",
+            "a string result is its text"
+        );
     }
 }

@@ -120,6 +120,7 @@ macro_rules! with_commands {
             episodes::run_action,
             episodes::annotate_step,
             episodes::undo_action,
+            episodes::redo_action,
             episodes::pause_episode,
             episodes::resume_episode,
             episodes::review_episode,

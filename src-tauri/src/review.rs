@@ -52,6 +52,8 @@ pub struct RecordDiff {
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct FieldChange {
     pub field: String,
+    /// The world's plain-language label of the field, if it gives one.
+    pub label: Option<String>,
     #[ts(type = "unknown")]
     pub before: Value,
     #[ts(type = "unknown")]
@@ -114,6 +116,13 @@ pub fn tables(episode: &Episode) -> AppResult<Vec<TableDiff>> {
             changed: Vec::new(),
             removed: Vec::new(),
         };
+        let fields = |before: &Map<String, Value>, after: &Map<String, Value>| {
+            let mut fields = fields(before, after);
+            for f in &mut fields {
+                f.label = info.and_then(|i| i.labels.get(&f.field)).cloned();
+            }
+            fields
+        };
         for (key, after) in &changes.added {
             diff.added.push(RecordDiff {
                 key: key.clone(),
@@ -153,6 +162,7 @@ fn fields(before: &Map<String, Value>, after: &Map<String, Value>) -> Vec<FieldC
             let a = after.get(name).cloned().unwrap_or(Value::Null);
             (b != a).then(|| FieldChange {
                 field: name.clone(),
+                label: None,
                 before: b,
                 after: a,
             })
@@ -213,6 +223,7 @@ mod tests {
             fields(&before, &after),
             vec![FieldChange {
                 field: "refunded_cents".into(),
+                label: None,
                 before: json!(0),
                 after: json!(7900)
             }]

@@ -340,6 +340,13 @@ impl Service {
         })
     }
 
+    pub fn redo(&self, id: &str) -> AppResult<EpisodeView> {
+        self.with(id, |r| {
+            r.redo()?;
+            Ok(EpisodeView::new(r))
+        })
+    }
+
     pub fn pause(&self, id: &str) -> AppResult<EpisodeView> {
         self.with(id, |r| {
             r.pause()?;
@@ -500,6 +507,30 @@ mod tests {
     }
 
     #[test]
+    fn redo_takes_the_undone_action_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = service(dir.path());
+        s.save_expert(None, draft("Renee")).unwrap();
+        let ep = s.start("support-desk", "duplicate-charge").unwrap();
+        assert!(!ep.transitions.can_redo);
+        s.step(&ep.id, Action::message("Looking into it."), None)
+            .unwrap();
+        let undone = s.undo(&ep.id).unwrap();
+        assert!(undone.transitions.can_redo && !undone.transitions.can_undo);
+        let redone = s.redo(&ep.id).unwrap();
+        assert_eq!(
+            redone
+                .steps
+                .iter()
+                .map(|st| (st.idx, st.retracted))
+                .collect::<Vec<_>>(),
+            [(0, true), (1, false)]
+        );
+        assert_eq!(redone.steps[1].action, Action::message("Looking into it."));
+        assert!(redone.transitions.can_undo && !redone.transitions.can_redo);
+    }
+
+    #[test]
     fn an_expert_records_an_episode_from_start_to_submit() {
         let dir = tempfile::tempdir().unwrap();
         let s = service(dir.path());
@@ -578,6 +609,11 @@ mod tests {
         assert_eq!(inv.key, "INV-24073");
         assert_eq!(inv.fields.len(), 1);
         assert_eq!(inv.fields[0].field, "refunded_cents");
+        assert_eq!(
+            inv.fields[0].label.as_deref(),
+            Some("Refunded so far"),
+            "labelled from the world's labels.toml"
+        );
         assert_eq!(
             (inv.fields[0].before.clone(), inv.fields[0].after.clone()),
             (json!(0), json!(7900))

@@ -179,6 +179,7 @@ impl WorldDetail {
                     key: v.key.clone(),
                     has_record: v.record.is_some() && v.key.is_some(),
                     expert_only: v.audience == Audience::Expert,
+                    labels: v.labels.clone(),
                 })
                 .collect(),
         }
@@ -201,6 +202,10 @@ pub struct ViewInfo {
     /// Shown to the expert only (`audience = "expert"`): agents are not
     /// offered it, so the window says so.
     pub expert_only: bool,
+    /// Plain-language labels of its columns and its record's fields, from
+    /// the world; a column without one is shown by its name made readable.
+    #[ts(type = "Record<string, string>")]
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// A tool the performer may use, with its parameters' JSON Schema.

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::{EpisodeBundle, WorldSet};
 use crate::error::{Error, Result};
+use crate::trajectory::{Transcript, Turn};
 use crate::world::{Task, World};
 
 /// The system message: a short preamble with the task's instruction, then
@@ -78,6 +79,25 @@ pub fn tool_specs(world: &World, task: &Task) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+/// The episode as an agent-facing row tells it: its transcript without
+/// the expert's reads of expert-only lists (`audience = "expert"`). Agents
+/// are never offered those tools, so they are not in the row's `tools`,
+/// and a model trained on a call of one would learn to call a tool it does
+/// not have. The native format keeps them, as it keeps everything.
+pub fn agent_transcript<'b>(
+    world: &World,
+    b: &'b EpisodeBundle,
+    include_retracted: bool,
+) -> Transcript<'b> {
+    let mut transcript = b.transcript(include_retracted);
+    let before = transcript.turns.len();
+    transcript
+        .turns
+        .retain(|t| !matches!(t, Turn::Call { tool, .. } if world.is_expert_only_tool(tool)));
+    transcript.steps -= before - transcript.turns.len();
+    transcript
 }
 
 /// The deterministic id of the tool call made at raw step `idx`: the

@@ -74,7 +74,7 @@ pub fn write_row(
 ) -> Result<Option<usize>> {
     let (world, task) = chat::world_and_task(worlds, b)?;
     let (system, tools) = cache.prompt_and_tools(world, task);
-    let transcript = b.transcript(include_retracted);
+    let transcript = chat::agent_transcript(world, b, include_retracted);
     let (turns, steps) = (transcript.turns, transcript.steps);
     let weight = |retracted: bool| retracted.then_some(0u8);
     let mut messages = Vec::with_capacity(2 + turns.len() * 2);

@@ -164,7 +164,7 @@ pub(crate) fn write_row(
 ) -> Result<Option<usize>> {
     let (world, task) = chat::world_and_task(worlds, b)?;
     let (system, tools) = cache.prompt_and_tools(world, task);
-    let transcript = b.transcript(include_retracted);
+    let transcript = chat::agent_transcript(world, b, include_retracted);
     let (turns, steps) = (transcript.turns, transcript.steps);
     let r = &b.record;
     let Some(messages) = messages(system, &task.opening_message, &turns) else {

@@ -1,7 +1,7 @@
 //! Episode events: what happened in an episode besides its steps.
 //!
 //! Steps say what the expert did to the world; events say how the work went:
-//! pauses and resumes, undos, edits of a step's why (with the text before
+//! pauses and resumes, undos and redos, edits of a step's why (with the text before
 //! and after, so nothing said is overwritten), and which app and engine
 //! opened the episode. They are appended, never changed.
 
@@ -22,18 +22,24 @@ pub enum EventKind {
     Paused,
     /// The active clock started again.
     Resumed,
-    /// A step was undone; the detail names it.
+    /// A step was undone; the detail names it (`step`) and how many steps
+    /// the episode had (`steps`), so a redo after a restart knows no new
+    /// step came since.
     Undone,
+    /// An undone step was done again, as a new step; the detail names the
+    /// new step (`step`), the undone one (`of`) and the step count.
+    Redone,
     /// A step's why or flag changed; the detail holds before and after.
     Annotated,
 }
 
 impl EventKind {
-    const ALL: [EventKind; 5] = [
+    const ALL: [EventKind; 6] = [
         EventKind::Opened,
         EventKind::Paused,
         EventKind::Resumed,
         EventKind::Undone,
+        EventKind::Redone,
         EventKind::Annotated,
     ];
 
@@ -43,6 +49,7 @@ impl EventKind {
             EventKind::Paused => "paused",
             EventKind::Resumed => "resumed",
             EventKind::Undone => "undone",
+            EventKind::Redone => "redone",
             EventKind::Annotated => "annotated",
         }
     }

@@ -212,6 +212,18 @@ pub struct ViewToml {
     pub audience: Option<Spanned<String>>,
 }
 
+/// `labels.toml`: plain-language labels of columns, for people (see
+/// `load::labels`): `[tables.<table>]` and `[views.<view>]`, each mapping a
+/// column to its label.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelsToml {
+    #[serde(default)]
+    pub tables: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
+    #[serde(default)]
+    pub views: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
+}
+
 /// A `tasks/*.toml` file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

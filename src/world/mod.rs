@@ -13,6 +13,7 @@ pub mod scope;
 mod seed;
 mod task;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -166,6 +167,9 @@ pub struct View {
     pub json_columns: Vec<String>,
     /// Who may read it: agents and experts, or the human expert only.
     pub audience: Audience,
+    /// Plain-language labels of its columns (and its record's), by name:
+    /// its own `labels`, else the tables' (see `[tables.<name>.labels]`).
+    pub labels: BTreeMap<String, String>,
 }
 
 /// Who a view is shown to. A world whose agents must earn what they know
@@ -222,6 +226,10 @@ pub struct TableInfo {
     pub key_column: Option<String>,
     /// When set, a record *is* this column's JSON document.
     pub document_column: Option<String>,
+    /// Plain-language labels of its columns (or documents' fields), by
+    /// name, from `[tables.<name>.labels]`; a column without one is shown
+    /// by its name made readable.
+    pub labels: BTreeMap<String, String>,
 }
 
 /// A tool as offered to agents and to the app: a function spec.
@@ -325,6 +333,14 @@ impl World {
                 })
                 .collect(),
         }
+    }
+
+    /// Whether `tool` is the read tool of a view shown to the expert only:
+    /// no agent is offered it.
+    pub fn is_expert_only_tool(&self, tool: &str) -> bool {
+        tool.strip_prefix(VIEW_TOOL_PREFIX)
+            .and_then(|name| self.views.get(name))
+            .is_some_and(|v| v.audience == Audience::Expert)
     }
 
     /// How the table `name` appears in the state diff, if the schema has it.

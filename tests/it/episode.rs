@@ -604,3 +604,32 @@ fn a_json_column_holding_other_text_fails_the_call_naming_it() {
         error.message
     );
 }
+
+/// A τ customer answers the expert's closing as a customer would, not with
+/// "what do you need from me?", and never with the request again.
+#[test]
+fn a_tau_customer_thanks_the_expert_who_closes() {
+    for (name, task) in [("tau-airline", "test-0"), ("tau-retail", "train-0")] {
+        let world = common::world(name);
+        let request = world.task(task).unwrap().answers[0].says.clone();
+        let mut ep = common::episode(&world, task);
+        let mut say = |text: &str| ep.step(&Action::message(text)).unwrap().observation.text;
+        for closing in [
+            "I've sent you a certificate of $100. Is there anything else I can help you with?",
+            "Is there anything else?",
+            "You're all set. Have a great day!",
+        ] {
+            assert_eq!(
+                say(closing),
+                "No, that's everything. Thank you for your help!",
+                "{name}/{task}: {closing}"
+            );
+        }
+        // Opening questions still get the request.
+        assert_eq!(
+            say("What can I help you with today?"),
+            request,
+            "{name}/{task}"
+        );
+    }
+}

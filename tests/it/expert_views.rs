@@ -235,3 +235,84 @@ fn the_tau_worlds_list_their_records_to_the_expert_only() {
         }
     }
 }
+
+/// An expert's reads of an expert-only list stay in the native export (it
+/// keeps everything) and are left out of every agent-facing format: their
+/// tool is not in the row's `tools`, and a model must not learn to call a
+/// tool it does not have.
+#[test]
+fn agent_facing_exports_leave_out_reads_of_expert_only_lists() {
+    use understudy::export::{self, ExportOptions, Format, Source, WorldSet};
+    let (dir, world) = mini_with_ledger();
+    let store = Arc::new(Store::open(dir.path().join("store.sqlite")).unwrap());
+    let actor = expert(&store);
+    let mut rec =
+        Recorder::start(Arc::clone(&store), Arc::clone(&world), "pay-back", actor, 0).unwrap();
+    rec.step(
+        Action::tool("view_ledger", json!({})),
+        Some("who has an account".into()),
+    )
+    .unwrap();
+    rec.step(Action::tool("view_accounts", json!({})), None)
+        .unwrap();
+    rec.step(Action::message("I'm looking into it."), None)
+        .unwrap();
+    rec.submit(None).unwrap();
+    let worlds = WorldSet::single(Arc::clone(&world));
+    let export = |format: Format| -> (String, usize) {
+        let options = ExportOptions {
+            format,
+            ..ExportOptions::default()
+        };
+        if format == Format::Folder {
+            let out = tempfile::tempdir().unwrap();
+            let path = out.path().join("dataset");
+            let summary = export::export_to_path(
+                &Source::Store(&store),
+                Some(&worlds),
+                &options,
+                &path,
+                &|| {},
+            )
+            .unwrap();
+            let mut text = String::new();
+            for f in &summary.files {
+                let p = path.join(f);
+                if p.extension().is_some_and(|e| e == "jsonl") {
+                    text.push_str(&std::fs::read_to_string(p).unwrap());
+                }
+            }
+            return (text, summary.steps);
+        }
+        let mut out = Vec::new();
+        let summary = export::write_jsonl(
+            &Source::Store(&store),
+            Some(&worlds),
+            &options,
+            &mut out,
+            &|| {},
+        )
+        .unwrap();
+        (String::from_utf8(out).unwrap(), summary.steps)
+    };
+    let (native, steps) = export(Format::Native);
+    assert!(
+        native.contains("view_ledger"),
+        "the native format keeps everything"
+    );
+    assert_eq!(steps, 3);
+    for format in [Format::Trl, Format::OpenAi, Format::Folder] {
+        let (text, steps) = export(format);
+        assert!(!text.is_empty(), "{format:?}: a row");
+        assert!(!text.contains("view_ledger"), "{format:?}: {text}");
+        assert!(
+            !text.contains("who has an account"),
+            "{format:?}: its why goes with it"
+        );
+        assert!(
+            text.contains("view_accounts"),
+            "{format:?}: a list agents have stays"
+        );
+        assert_eq!(steps, 2, "{format:?}: the steps written");
+    }
+}

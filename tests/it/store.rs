@@ -478,11 +478,99 @@ fn pauses_undos_why_edits_and_the_opening_client_are_events_in_order() {
         events[1].detail,
         json!({"step": 0, "before": {"rationale": "why one", "flag": null}, "after": {"rationale": "why two", "flag": null}})
     );
-    assert_eq!(events[4].detail, json!({"step": 0}));
+    assert_eq!(events[4].detail, json!({"step": 0, "steps": 1}));
     // The step keeps the latest why; the first one survives in the event.
     assert_eq!(
         store.steps(&id).unwrap()[0].rationale.as_deref(),
         Some("why two")
+    );
+}
+
+#[test]
+fn redo_takes_the_undone_step_again_and_is_an_event() {
+    let (_d, store) = store();
+    let world = common::mini();
+    let mut rec =
+        Recorder::start(store.clone(), world.clone(), "pay-back", expert(&store), 0).unwrap();
+    let id = rec.record().id.clone();
+    rec.step(Action::message("first"), None).unwrap();
+    let transfer = Action::tool(
+        "transfer",
+        json!({"from_id": "A-1", "to_id": "A-2", "amount": 25}),
+    );
+    let paid = rec
+        .step(transfer.clone(), Some("pay Charles back".into()))
+        .unwrap();
+    let after_step = rec.changes().unwrap();
+    assert!(!rec.transitions().can_redo, "nothing undone yet");
+    assert_eq!(rec.redo().unwrap(), None);
+    assert_eq!(rec.undo().unwrap(), Some(1));
+    assert_ne!(rec.changes().unwrap(), after_step);
+    assert!(rec.transitions().can_redo);
+    assert_eq!(rec.redo().unwrap(), Some(2), "a new step");
+    assert_eq!(
+        rec.changes().unwrap(),
+        after_step,
+        "the world is as before the undo"
+    );
+    let stored = store.steps(&id).unwrap();
+    assert!(stored[1].retracted, "the undo is never taken back");
+    assert!(!stored[2].retracted);
+    assert_eq!(stored[2].action, transfer);
+    assert_eq!(
+        stored[2].observation, paid.record.observation,
+        "the same result"
+    );
+    assert_eq!(stored[2].rationale.as_deref(), Some("pay Charles back"));
+    assert!(!rec.transitions().can_redo, "redone: nothing left to redo");
+
+    // Undo both kept steps; redo takes the last undone first, then the other.
+    assert_eq!(rec.undo().unwrap(), Some(2));
+    assert_eq!(rec.undo().unwrap(), Some(0));
+    assert_eq!(rec.redo().unwrap(), Some(3));
+    assert_eq!(
+        store.steps(&id).unwrap()[3].action,
+        Action::message("first")
+    );
+    let events: Vec<(EventKind, serde_json::Value)> = store
+        .events(&id)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.kind, e.detail))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            (EventKind::Undone, json!({"step": 1, "steps": 2})),
+            (EventKind::Redone, json!({"step": 2, "of": 1, "steps": 3})),
+            (EventKind::Undone, json!({"step": 2, "steps": 3})),
+            (EventKind::Undone, json!({"step": 0, "steps": 3})),
+            (EventKind::Redone, json!({"step": 3, "of": 0, "steps": 4})),
+        ]
+    );
+
+    // After a restart the rest of what was undone can still be redone...
+    drop(rec);
+    let mut rec = Recorder::reopen(store.clone(), world.clone(), &id, false).unwrap();
+    assert!(rec.transitions().can_redo);
+    assert_eq!(rec.redo().unwrap(), Some(4));
+    assert_eq!(store.steps(&id).unwrap()[4].action, transfer);
+    assert!(!rec.transitions().can_redo);
+    // ...and a new step after an undo ends redo, now and after a restart.
+    rec.undo().unwrap();
+    rec.step(Action::message("second thoughts"), None).unwrap();
+    assert!(!rec.transitions().can_redo);
+    assert_eq!(rec.redo().unwrap(), None);
+    drop(rec);
+    let rec = Recorder::reopen(store.clone(), world, &id, false).unwrap();
+    assert!(
+        !rec.transitions().can_redo,
+        "a new step since the undo ends redo"
+    );
+    let kept: Vec<Action> = rec.trajectory().actions();
+    assert_eq!(
+        kept,
+        [Action::message("first"), Action::message("second thoughts")]
     );
 }
 

@@ -700,3 +700,109 @@ fn a_summary_is_for_people_only_and_not_empty() {
         ],
     );
 }
+
+#[test]
+fn labels_name_columns_in_plain_words_and_leave_the_hash_alone() {
+    let original = common::mini().content_hash.clone();
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        "labels.toml",
+        "[tables.accounts]\nowner = \"Account holder\"\nbalance = \"Balance\"\n\n[tables.docs]\ntitle = \"Document title\"\n\n[views.accounts]\nid = \"Account number\"\n",
+    );
+    let world = understudy::World::load(dir.path()).expect("loads");
+    assert_eq!(
+        world.content_hash, original,
+        "labels are for people: relabelling keeps recorded episodes standing"
+    );
+    let accounts = world.table("accounts").unwrap();
+    assert_eq!(accounts.labels["owner"], "Account holder");
+    assert_eq!(
+        world.table("docs").unwrap().labels["title"],
+        "Document title",
+        "a document table's labels name its records' fields"
+    );
+    let view = &world.views["accounts"];
+    assert_eq!(view.labels["id"], "Account number", "the view's own label");
+    assert_eq!(view.labels["owner"], "Account holder", "from the table");
+    assert!(
+        !view.labels.contains_key("frozen"),
+        "unlabelled: the app humanises the name"
+    );
+}
+
+#[test]
+fn a_label_naming_nothing_is_reported_with_file_line_and_field() {
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        "labels.toml",
+        "[tables.accounts]\nowner = \"Holder\"\nownr = \"Typo\"\nbalance = \" \"\n\n[tables.acounts]\nid = \"Id\"\n\n[tables.docs]\nheading = \"Heading\"\n\n[views.accounts]\ntotal = \"Total\"\n\n[views.acounts]\nid = \"Id\"\n",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "labels.toml:3",
+            "tables.accounts.ownr",
+            "`ownr` is not a column of `accounts`",
+            "owner",
+        ],
+    );
+    assert_problem(&p, &["labels.toml:4", "tables.accounts.balance", "empty"]);
+    assert_problem(
+        &p,
+        &["labels.toml:7", "`acounts` is not a table", "accounts"],
+    );
+    assert_problem(
+        &p,
+        &[
+            "labels.toml:10",
+            "tables.docs.heading",
+            "fields of its records: count, tags, title",
+        ],
+    );
+    assert_problem(
+        &p,
+        &[
+            "labels.toml:13",
+            "views.accounts.total",
+            "not a column of the view",
+        ],
+    );
+    assert_problem(&p, &["labels.toml:16", "`acounts` is not a view"]);
+    write(dir.path(), "labels.toml", "[tables.accounts]\nowner = 3\n");
+    assert_problem(&problems(dir.path()), &["labels.toml:2"]);
+    write(
+        dir.path(),
+        "labels.toml",
+        "[columns.accounts]\nowner = \"x\"\n",
+    );
+    assert_problem(&problems(dir.path()), &["labels.toml:1", "columns"]);
+}
+
+/// An expert reads every bundled world in plain words: each column of each
+/// table (what the review's diff shows) and of each records list has a label.
+#[test]
+fn every_bundled_world_labels_what_an_expert_sees() {
+    for dir in common::fixture_worlds() {
+        let world = understudy::World::load(&dir).expect("the fixture world loads");
+        let id = &world.meta.id;
+        for view in world.views.values() {
+            for c in &view.columns {
+                assert!(
+                    view.labels.contains_key(c),
+                    "{id}: view {} column {c} has no label",
+                    view.name
+                );
+            }
+        }
+        for table in &world.tables {
+            assert!(
+                !table.labels.is_empty(),
+                "{id}: table {} has no labels",
+                table.name
+            );
+        }
+    }
+}

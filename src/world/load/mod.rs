@@ -10,6 +10,7 @@
 mod context;
 mod database;
 mod files;
+mod labels;
 mod manifest_check;
 mod names;
 mod scope;
@@ -98,10 +99,11 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
     }
     // The rest of loading runs only the engine's own small queries.
     cx.budget.renew();
-    let tables = tables::table_infos(&mut cx, &manifest, &manifest_text);
+    let mut tables = tables::table_infos(&mut cx, &manifest, &manifest_text);
     let scope = scope::load_scope(&mut cx, &manifest, &manifest_text, &tables);
     let tools::LoadedTools { tools, broken } = tools::load_tools(&mut cx);
-    let views = views::load_views(&mut cx, &tools);
+    let mut views = views::load_views(&mut cx, &tools);
+    labels::load_labels(&mut cx, &mut tables, &mut views);
     let tasks = tasks::load_tasks(
         &mut cx,
         &tasks::TaskWorld {

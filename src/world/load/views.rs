@@ -163,6 +163,7 @@ fn compile_view(cx: &mut LoadContext<'_>, rel: &str, text: &str, v: ViewToml) ->
         key: v.key,
         record: v.record.map(Spanned::into_inner),
         json_columns: v.json_columns,
+        labels: Default::default(),
     })
 }
 

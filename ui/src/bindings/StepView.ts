@@ -11,7 +11,10 @@ export type StepView = {
  */
 idx: number, action: Action, ok: boolean, 
 /**
- * The result as text (for a message: the customer's reply).
+ * The result as text (for a message: the customer's reply). Empty
+ * when it would only be `content` written as JSON (a listing, a
+ * record): the window shows the data, so it is not sent, and held,
+ * twice.
  */
 text: string, 
 /**

@@ -19,6 +19,11 @@ can_step: boolean,
  */
 can_undo: boolean, 
 /**
+ * [`Recorder::redo`]: in progress, with a step undone since the last
+ * new step (and the task not ended).
+ */
+can_redo: boolean, 
+/**
  * [`Recorder::pause`]: in progress.
  */
 can_pause: boolean, 

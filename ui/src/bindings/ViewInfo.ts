@@ -20,4 +20,9 @@ has_record: boolean,
  * Shown to the expert only (`audience = "expert"`): agents are not
  * offered it, so the window says so.
  */
-expert_only: boolean, };
+expert_only: boolean, 
+/**
+ * Plain-language labels of its columns and its record's fields, from
+ * the world; a column without one is shown by its name made readable.
+ */
+labels: Record<string, string>, };

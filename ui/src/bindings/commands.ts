@@ -47,6 +47,7 @@ export type Commands = {
   run_action: { args: { episodeId: string; action: Action; rationale: string | null }; returns: StepTaken };
   annotate_step: { args: { episodeId: string; idx: number; rationale: string | null; flag: string | null }; returns: null };
   undo_action: { args: { episodeId: string }; returns: EpisodeView };
+  redo_action: { args: { episodeId: string }; returns: EpisodeView };
   pause_episode: { args: { episodeId: string }; returns: EpisodeView };
   resume_episode: { args: { episodeId: string }; returns: EpisodeView };
   review_episode: { args: { episodeId: string }; returns: ReviewView };
@@ -134,6 +135,11 @@ export function commands(call: Call) {
      * Undoes the last kept action: recorded as retracted, world rebuilt.
      */
     undoAction: (episodeId: string) => call("undo_action", { episodeId }),
+    /**
+     * Does the last undone action again (recorded as an event); only while
+     * no new action came since.
+     */
+    redoAction: (episodeId: string) => call("redo_action", { episodeId }),
     /**
      * Pauses the episode: its working time stops.
      */

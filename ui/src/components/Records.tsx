@@ -9,7 +9,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react"
 import type { StepView } from "../bindings/StepView";
 import type { ViewInfo } from "../bindings/ViewInfo";
 import type { ViewListing } from "../bindings/ViewListing";
-import { humanize, plainStepError } from "../lib/errors";
+import { columnLabel, plainStepError } from "../lib/errors";
 import { cell } from "../lib/format";
 import { moveBetweenTabs } from "../lib/tabs";
 import { DataView } from "./StepResult";
@@ -37,9 +37,9 @@ export function viewState(steps: StepView[], view: ViewInfo) {
   return { listing, record };
 }
 
-function columnWidth(name: string, rows: Row[]): number {
+function columnWidth(name: string, label: string, rows: Row[]): number {
   const sample = rows.slice(0, 50).map((r) => cell(r[name]).length);
-  const longest = Math.max(humanize(name).length + 2, ...sample);
+  const longest = Math.max(label.length + 2, ...sample);
   return Math.round(Math.min(320, Math.max(84, longest * 7.4 + 24)));
 }
 
@@ -74,11 +74,11 @@ function VirtualTable({
       shown.map((c) => ({
         id: c,
         accessorFn: (r: Row) => r[c],
-        header: humanize(c),
-        size: columnWidth(c, listing.rows),
+        header: columnLabel(c, view.labels),
+        size: columnWidth(c, columnLabel(c, view.labels), listing.rows),
         cell: (info) => cell(info.getValue()),
       })),
-    [listing, shown],
+    [listing, shown, view],
   );
   const table = useReactTable({ data: listing.rows, columns, getCoreRowModel: getCoreRowModel() });
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -122,7 +122,7 @@ function VirtualTable({
               className={`vtable-th${sort === h.id ? " sorted" : ""}`}
               onClick={() => onSort(h.id)}
               disabled={disabled}
-              title={`Sort by ${humanize(h.id)}`}
+              title={`Sort by ${columnLabel(h.id, view.labels)}`}
               aria-sort={sort === h.id ? (descending ? "descending" : "ascending") : "none"}
             >
               {flexRender(h.column.columnDef.header, h.getContext())}
@@ -137,7 +137,7 @@ function VirtualTable({
             <input
               key={c}
               className="vtable-filter"
-              aria-label={`Filter ${humanize(c)} (exact match, Enter to apply)`}
+              aria-label={`Filter ${columnLabel(c, view.labels)} (exact match, Enter to apply)`}
               placeholder="equals…"
               value={filters[c] ?? ""}
               disabled={disabled}
@@ -190,10 +190,12 @@ function VirtualTable({
  * screen: the look-up, and what it returned, stay as recorded. */
 function ColumnChooser({
   columns,
+  labels,
   hidden,
   onHidden,
 }: {
   columns: string[];
+  labels: Record<string, string>;
   hidden: string[];
   onHidden: (hidden: string[]) => void;
 }) {
@@ -215,7 +217,7 @@ function ColumnChooser({
                 onChange={() => onHidden(on ? [...hidden, c] : hidden.filter((h) => h !== c))}
                 data-column={c}
               />
-              {humanize(c)}
+              {columnLabel(c, labels)}
             </label>
           );
         })}
@@ -346,6 +348,7 @@ export function Records({
               {listingData && listingData.columns.length > 4 && (
                 <ColumnChooser
                   columns={listingData.columns}
+                  labels={view.labels}
                   hidden={hidden[view.name] ?? []}
                   onHidden={(h) => setHidden({ ...hidden, [view.name]: h })}
                 />
@@ -418,7 +421,7 @@ export function Records({
                 </button>
               </header>
               {record.ok ? (
-                <DataView value={record.content} />
+                <DataView value={record.content} labels={view.labels} />
               ) : (
                 record.error && <p className="result-explanation">{plainStepError(record.error).explanation}</p>
               )}

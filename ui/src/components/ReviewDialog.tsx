@@ -6,15 +6,17 @@ import { cell, duration } from "../lib/format";
 import { Kbd } from "./Kbd";
 import { Modal } from "./Modal";
 
-/** Amounts kept in cents ("refunded_cents": 7900) read as money ("Refunded": 79.00). */
-export function readable(field: string, value: unknown): { label: string; text: string } {
+/** A field as the expert reads it: labelled with the world's words for it
+ * (`label`), else its name made readable; amounts kept in cents
+ * ("refunded_cents": 7900) read as money ("Refunded": 79.00). */
+export function readable(field: string, value: unknown, label?: string | null): { label: string; text: string } {
   if (field.endsWith("_cents") && (typeof value === "number" || value === null)) {
     return {
-      label: humanize(field.slice(0, -"_cents".length)),
+      label: label ?? humanize(field.slice(0, -"_cents".length)),
       text: typeof value === "number" ? (value / 100).toFixed(2) : cell(value),
     };
   }
-  return { label: humanize(field), text: cell(value) };
+  return { label: label ?? humanize(field), text: cell(value) };
 }
 
 /** One table's changes, record by record and field by field (before → after). */
@@ -40,7 +42,7 @@ export function DiffTable({ diff }: { diff: TableDiff }) {
               <tbody>
                 {r.fields.map((f) => (
                   <tr key={f.field}>
-                    <th>{readable(f.field, f.after ?? f.before).label}</th>
+                    <th>{readable(f.field, f.after ?? f.before, f.label).label}</th>
                     {kind === "changed" ? (
                       <td>
                         <span className="diff-before">{readable(f.field, f.before).text}</span>

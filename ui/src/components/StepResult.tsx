@@ -1,10 +1,11 @@
 import type { StepView } from "../bindings/StepView";
 import { plainStepError } from "../lib/errors";
-import { cell, looksLikeJson } from "../lib/format";
-import { humanize } from "../lib/errors";
+import { cell, isDataResult } from "../lib/format";
+import { columnLabel } from "../lib/errors";
 
-/** Structured result content: a record, a list of records, or a value. */
-export function DataView({ value }: { value: unknown }) {
+/** Structured result content: a record, a list of records, or a value;
+ * fields are labelled with the world's words for them when given. */
+export function DataView({ value, labels }: { value: unknown; labels?: Record<string, string> }) {
   if (Array.isArray(value)) {
     if (value.length === 0) return <p className="muted small">Nothing found.</p>;
     const rows = value.filter((r): r is Record<string, unknown> => !!r && typeof r === "object");
@@ -16,7 +17,7 @@ export function DataView({ value }: { value: unknown }) {
             <thead>
               <tr>
                 {cols.map((c) => (
-                  <th key={c}>{humanize(c)}</th>
+                  <th key={c}>{columnLabel(c, labels)}</th>
                 ))}
               </tr>
             </thead>
@@ -40,7 +41,7 @@ export function DataView({ value }: { value: unknown }) {
       <dl className="record">
         {Object.entries(value as Record<string, unknown>).map(([k, v]) => (
           <div key={k} className="record-row">
-            <dt>{humanize(k)}</dt>
+            <dt>{columnLabel(k, labels)}</dt>
             <dd>{cell(v)}</dd>
           </div>
         ))}
@@ -67,7 +68,7 @@ export function StepResult({ step, compact = false }: { step: StepView; compact?
       </div>
     );
   }
-  const json = looksLikeJson(step.text);
+  const json = isDataResult(step);
   return (
     <div className="result result-ok" data-testid="step-result">
       <div className="result-headline">

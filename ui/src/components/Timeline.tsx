@@ -1,8 +1,9 @@
 import { memo, useEffect, useRef, useState } from "react";
 import type { StepView } from "../bindings/StepView";
 import type { ToolInfo } from "../bindings/ToolInfo";
-import { humanize, plainStepError } from "../lib/errors";
-import { argsSummary, clockTime, duration, isMessage, listingSummary, looksLikeJson, toolTitle } from "../lib/format";
+import type { ViewInfo } from "../bindings/ViewInfo";
+import { columnLabel, plainStepError } from "../lib/errors";
+import { argsSummary, clockTime, duration, isDataResult, isMessage, listingSummary, toolTitle } from "../lib/format";
 import { StepResult } from "./StepResult";
 
 const DEFAULT_FLAG = "Needs a second look";
@@ -31,20 +32,21 @@ function rowsFor(text: string): number {
   return Math.min(8, Math.max(1, lines));
 }
 
-/** One line saying what came of a successful step. */
-export function resultLine(step: StepView): string {
+/** One line saying what came of a successful step; a record's fields are
+ * named with the world's labels (`labels`) when given. */
+export function resultLine(step: StepView, labels?: Record<string, string>): string {
   if (isMessage(step.action)) return step.text ? `Customer replied: ${step.text}` : "Sent.";
   const c = step.content as Record<string, unknown> | unknown[] | null;
   if (c && typeof c === "object" && !Array.isArray(c) && Array.isArray(c.rows) && typeof c.total === "number") {
     return c.total === 1 ? "1 record" : `${c.total} records`;
   }
-  if (!looksLikeJson(step.text)) return step.text.split("\n")[0] ?? "";
+  if (!isDataResult(step)) return step.text.split("\n")[0] ?? "";
   if (Array.isArray(c)) return c.length === 1 ? "1 result" : `${c.length} results`;
   if (c && typeof c === "object") {
     return Object.entries(c)
       .filter(([, v]) => v !== null && typeof v !== "object")
       .slice(0, 3)
-      .map(([k, v]) => `${humanize(k)}: ${String(v)}`)
+      .map(([k, v]) => `${columnLabel(k, labels)}: ${String(v)}`)
       .join(" · ");
   }
   return step.text;
@@ -55,12 +57,15 @@ const Entry = memo(function Entry({
   step,
   number,
   tools,
+  labels,
   editable,
   onAnnotate,
 }: {
   step: StepView;
   number: number | null;
   tools: ToolInfo[];
+  /** The world's labels of the fields this step's result shows. */
+  labels?: Record<string, string>;
   editable: boolean;
   onAnnotate: (idx: number, rationale: string | null, flag: string | null) => Promise<void>;
 }) {
@@ -82,7 +87,7 @@ const Entry = memo(function Entry({
     }
   };
   const flagged = !!step.flag;
-  const result = step.ok ? resultLine(step) : step.error ? plainStepError(step.error).explanation : "";
+  const result = step.ok ? resultLine(step, labels) : step.error ? plainStepError(step.error).explanation : "";
   return (
     <li
       className={`tl-entry tl-${s.kind}${step.ok ? "" : " tl-failed"}${step.retracted ? " tl-retracted" : ""}${flagged ? " tl-flagged" : ""}`}
@@ -175,11 +180,14 @@ const Entry = memo(function Entry({
 export function Timeline({
   steps,
   tools,
+  views = [],
   editable,
   onAnnotate,
 }: {
   steps: StepView[];
   tools: ToolInfo[];
+  /** The world's records lists: an opened record's line uses their labels. */
+  views?: ViewInfo[];
   editable: boolean;
   onAnnotate: (idx: number, rationale: string | null, flag: string | null) => Promise<void>;
 }) {
@@ -188,6 +196,8 @@ export function Timeline({
     end.current?.scrollIntoView?.({ block: "end" });
   }, [steps.length]);
   const kept = steps.filter((s) => !s.retracted).length;
+  const labelsOf = (s: StepView) =>
+    "tool" in s.action ? views.find((v) => v.tool === (s.action as { tool: string }).tool)?.labels : undefined;
   let n = 0;
   return (
     <div className="timeline" data-testid="timeline">
@@ -212,6 +222,7 @@ export function Timeline({
                 step={s}
                 number={s.retracted ? null : ++n}
                 tools={tools}
+                labels={labelsOf(s)}
                 editable={editable}
                 onAnnotate={onAnnotate}
               />

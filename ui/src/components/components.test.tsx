@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { issueRefund, step } from "../test/fixtures";
 import { ReviewDialog } from "./ReviewDialog";
 import { StepResult } from "./StepResult";
-import { Timeline } from "./Timeline";
+import { resultLine, Timeline } from "./Timeline";
 import { ToolForm } from "./ToolForm";
 import { Modal } from "./Modal";
 import { moveBetweenTabs } from "../lib/tabs";
@@ -49,6 +49,22 @@ describe("Timeline", () => {
     await waitFor(() =>
       expect(onAnnotate).toHaveBeenLastCalledWith(4, "Confirm the account first", "Needs a second look"),
     );
+  });
+});
+
+describe("resultLine", () => {
+  it("names an opened record's fields with the world's labels, else readably", () => {
+    // The app sends no text when it is only the data's JSON: the line comes from the data.
+    const opened = step({
+      action: { tool: "view_users", args: { key: "mia_li_3668" } },
+      text: "",
+      content: { user_id: "mia_li_3668", name: "Mia Li", date_of_birth: "1990-04-05" },
+    });
+    expect(resultLine(opened, { user_id: "Customer id" })).toBe(
+      "Customer id: mia_li_3668 · Name: Mia Li · Date of birth: 1990-04-05",
+    );
+    const listing = step({ action: { tool: "view_users", args: {} }, text: "", content: { columns: [], rows: [], total: 3 } });
+    expect(resultLine(listing)).toBe("3 records");
   });
 });
 
@@ -199,11 +215,13 @@ describe("ReviewDialog", () => {
               table: "invoices",
               added: [],
               removed: [],
-              changed: [{ key: "INV-24073", fields: [{ field: "refunded_cents", before: 0, after: 7900 }] }],
+              changed: [
+                { key: "INV-24073", fields: [{ field: "refunded_cents", label: "Refunded so far", before: 0, after: 7900 }] },
+              ],
             },
             {
               table: "refunds",
-              added: [{ key: "RF-25001", fields: [{ field: "amount_cents", before: null, after: 7900 }] }],
+              added: [{ key: "RF-25001", fields: [{ field: "amount_cents", label: null, before: null, after: 7900 }] }],
               removed: [],
               changed: [],
             },
@@ -223,8 +241,11 @@ describe("ReviewDialog", () => {
     );
     const diff = screen.getByTestId("diff");
     expect(diff.textContent).toContain("INV-24073");
-    expect(diff.textContent).toContain("Refunded0.00→79.00");
+    // The world's label, and cents read as money whatever the label.
+    expect(diff.textContent).toContain("Refunded so far0.00→79.00");
     expect(diff.textContent).toContain("RF-25001");
+    // No label: the name made readable, without its unit.
+    expect(diff.textContent).toContain("Amount79.00");
     expect(screen.getByTestId("final-message").textContent).toBe("I've refunded the extra $79.00.");
     fireEvent.click(screen.getByTestId("confirm-submit"));
     expect(onSubmit).toHaveBeenCalled();
@@ -289,6 +310,7 @@ describe("Records", () => {
     key: "user_id",
     has_record: true,
     expert_only: true,
+    labels: { user_id: "Customer id", membership: "Membership level" },
   };
   const listing = step({
     action: { tool: "view_users", args: { limit: 200 } },
@@ -311,6 +333,11 @@ describe("Records", () => {
     expect(screen.queryByRole("columnheader", { name: /City/ })).toBeNull();
     expect(screen.getByText("Columns (5 of 6)")).toBeTruthy();
     expect(screen.getByRole("columnheader", { name: /Name/ })).toBeTruthy();
+    // Headers and the column chooser use the world's labels, else the name made readable.
+    expect(screen.getByRole("columnheader", { name: /Membership level/ })).toBeTruthy();
+    expect(screen.getByRole("columnheader", { name: /Customer id/ })).toBeTruthy();
+    expect(screen.getByRole("checkbox", { name: "Membership level" })).toBeTruthy();
+    expect(screen.queryByRole("columnheader", { name: /^User id/ })).toBeNull();
     expect(onRun).not.toHaveBeenCalled();
   });
 

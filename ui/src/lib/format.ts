@@ -79,6 +79,13 @@ export function cell(v: unknown): string {
 }
 
 /** True when `text` is JSON rather than a written result. */
+/** A result shown as data (a listing, a record): the app leaves `text`
+ * empty when it is only the data written as JSON, or the text is JSON. */
+export function isDataResult(step: { text: string; content: unknown }): boolean {
+  if (step.text === "") return !!step.content && typeof step.content === "object";
+  return looksLikeJson(step.text);
+}
+
 export function looksLikeJson(text: string): boolean {
   const t = text.trim();
   if (!(t.startsWith("{") || t.startsWith("["))) return false;

@@ -9,7 +9,10 @@ function fakeApi(overrides: Partial<Api> = {}): Api {
   return {
     openEpisode: vi.fn(async () => view),
     runAction: vi.fn(async () => taken({ idx: 0 })),
-    undoAction: vi.fn(async () => episode({ steps: [step({ idx: 0, retracted: true })] })),
+    undoAction: vi.fn(async () =>
+      episode({ steps: [step({ idx: 0, retracted: true })], transitions: transitions({ can_redo: true }) }),
+    ),
+    redoAction: vi.fn(async () => episode({ steps: [step({ idx: 0 })], transitions: transitions({ can_undo: true }) })),
     pauseEpisode: vi.fn(async () => episode({ status: "paused", transitions: PAUSED })),
     resumeEpisode: vi.fn(async () => episode()),
     reviewEpisode: vi.fn(async () => ({
@@ -85,6 +88,21 @@ describe("episode lifecycle", () => {
     const s = await waitFor(actor, (s) => s.matches({ active: "idle" }) && !!s.context.view?.steps[0]?.retracted);
     expect(api.undoAction).toHaveBeenCalledOnce();
     expect(s.context.lastStep).toBeNull();
+  });
+
+  it("redoes only what the recorder says can be redone", async () => {
+    const api = fakeApi();
+    const actor = await start(api);
+    actor.send({ type: "REDO" });
+    expect(api.redoAction).not.toHaveBeenCalled();
+    actor.send({ type: "RUN", action: { message: "hi" } });
+    await waitFor(actor, (s) => s.matches({ active: "idle" }));
+    actor.send({ type: "UNDO" });
+    await waitFor(actor, (s) => s.matches({ active: "idle" }) && !!s.context.view?.transitions.can_redo);
+    actor.send({ type: "REDO" });
+    const s = await waitFor(actor, (s) => s.matches({ active: "idle" }) && !s.context.view?.steps[0]?.retracted);
+    expect(api.redoAction).toHaveBeenCalledOnce();
+    expect(s.context.view?.transitions.can_redo).toBe(false);
   });
 
   it("reviews, can go back, then submits", async () => {

@@ -26,6 +26,7 @@ export interface EpisodeContext {
 export type EpisodeEvent =
   | { type: "RUN"; action: Action }
   | { type: "UNDO" }
+  | { type: "REDO" }
   | { type: "PAUSE" }
   | { type: "RESUME" }
   | { type: "REVIEW" }
@@ -64,6 +65,7 @@ export const episodeMachine = setup({
       input.api.runAction(input.id, input.action, null),
     ),
     undo: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.undoAction(input.id)),
+    redo: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.redoAction(input.id)),
     pause: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.pauseEpisode(input.id)),
     resume: fromPromise<EpisodeView, { api: Api; id: string }>(({ input }) => input.api.resumeEpisode(input.id)),
     review: fromPromise<ReviewView, { api: Api; id: string }>(({ input }) => input.api.reviewEpisode(input.id)),
@@ -77,6 +79,7 @@ export const episodeMachine = setup({
     isPaused: ({ context }) => allowed(context.view, "can_resume"),
     canStep: ({ context }) => allowed(context.view, "can_step"),
     canUndo: ({ context }) => allowed(context.view, "can_undo"),
+    canRedo: ({ context }) => allowed(context.view, "can_redo"),
     canPause: ({ context }) => allowed(context.view, "can_pause"),
     canResume: ({ context }) => allowed(context.view, "can_resume"),
     canSubmit: ({ context }) => allowed(context.view, "can_submit"),
@@ -139,6 +142,7 @@ export const episodeMachine = setup({
           on: {
             RUN: { target: "acting", guard: "canStep" },
             UNDO: { target: "undoing", guard: "canUndo" },
+            REDO: { target: "redoing", guard: "canRedo" },
             PAUSE: { target: "#episode.pausing", guard: "canPause" },
             REVIEW: { target: "#episode.reviewing", guard: "canSubmit" },
             DISCARD: { target: "#episode.discarding", guard: "canAbandon" },
@@ -167,6 +171,17 @@ export const episodeMachine = setup({
         undoing: {
           invoke: {
             src: "undo",
+            input: ({ context }) => ({ api: context.api, id: context.episodeId }),
+            onDone: {
+              target: "idle",
+              actions: [{ type: "setView", params: ({ event }) => event.output }, assign({ lastStep: null })],
+            },
+            onError: { target: "idle", actions: { type: "setError", params: ({ event }) => event.error as AppError } },
+          },
+        },
+        redoing: {
+          invoke: {
+            src: "redo",
             input: ({ context }) => ({ api: context.api, id: context.episodeId }),
             onDone: {
               target: "idle",

@@ -7,6 +7,7 @@ import type { StepView } from "../bindings/StepView";
 import { ScreenBar } from "../components/ScreenBar";
 import { HubScreenNote, HubWorkNote, useHubWork } from "../components/hub/HubWork";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { resultLine } from "../components/Timeline";
 import { argsSummary, cell, dateTime, isMessage } from "../lib/format";
 
 /** A score for people: "0.86", or what it is waiting for. */
@@ -385,7 +386,9 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
                 <div>
                   <div className={isMessage(st.action) ? "gr-step-message" : "gr-step-tool"}>{stepLine(st)}</div>
                   {!st.ok && <div className="small gr-tone-red">Refused: {st.text}</div>}
-                  {st.ok && !isMessage(st.action) && st.text && <div className="small muted gr-step-result">{st.text}</div>}
+                  {st.ok && !isMessage(st.action) && (st.text || resultLine(st)) && (
+                    <div className="small muted gr-step-result">{st.text || resultLine(st)}</div>
+                  )}
                   {isMessage(st.action) && st.text && <div className="small muted gr-step-result">Customer: {st.text}</div>}
                 </div>
               </li>

@@ -139,7 +139,7 @@ function replay(partial: Partial<ReplayView> = {}): ReplayView {
         table: "invoices",
         added: [],
         removed: [],
-        changed: [{ key: "INV-24073", fields: [{ field: "refunded_cents", before: 0, after: 7900 }] }],
+        changed: [{ key: "INV-24073", fields: [{ field: "refunded_cents", label: null, before: 0, after: 7900 }] }],
       },
     ],
     final_message: null,

@@ -89,7 +89,8 @@ export function Workspace({
   const restored = useRef<Draft[] | null>(null);
   if (view && restored.current === null) restored.current = view.drafts;
 
-  const acting = state.matches({ active: "acting" }) || state.matches({ active: "undoing" });
+  const acting =
+    state.matches({ active: "acting" }) || state.matches({ active: "undoing" }) || state.matches({ active: "redoing" });
   const active = state.matches("active");
   const paused = state.matches("paused");
   // What the recorder allows (sent with the view), within what this screen
@@ -233,6 +234,7 @@ export function Workspace({
       setDock((d) => (d === "both" ? "both" : d === "policy" && dockOpen ? "timeline" : "policy"));
     },
     undo: () => send({ type: "UNDO" }),
+    redo: () => send({ type: "REDO" }),
     pause: () => (active || paused) && togglePause(),
     submit: () => send({ type: "REVIEW" }),
     records: () => recordsRef.current?.querySelector<HTMLElement>(".tab.active, .tab")?.focus(),
@@ -292,6 +294,7 @@ export function Workspace({
     <Timeline
       steps={view.steps}
       tools={view.tools}
+      views={world?.views}
       editable={open}
       onAnnotate={async (idx, rationale, flag) => {
         await api.annotateStep(view.id, idx, rationale, flag);
@@ -328,6 +331,18 @@ export function Workspace({
           >
             Undo <ShortcutKeys name="undo" />
           </button>
+          {view.transitions.can_redo && (
+            <button
+              type="button"
+              className="btn btn-secondary btn-sm"
+              onClick={() => send({ type: "REDO" })}
+              disabled={!active || acting}
+              title="Do the action you just undid again. The undo and the redo are both kept in the record."
+              data-testid="redo"
+            >
+              Redo <ShortcutKeys name="redo" />
+            </button>
+          )}
           <button
             type="button"
             className="btn btn-secondary btn-sm"

@@ -80,6 +80,7 @@ export function transitions(partial: Partial<Transitions> = {}): Transitions {
   return {
     can_step: true,
     can_undo: false,
+    can_redo: false,
     can_pause: true,
     can_resume: false,
     can_submit: true,

@@ -1,0 +1,208 @@
+//! `labels.toml`: the plain words the app shows instead of raw column
+//! names (`refunded_cents` → "Refunded so far"), in the review's diff, the
+//! records lists and an opened record.
+//!
+//! A table's labels are written once; a view's columns take them by name,
+//! and a view's own section labels only what it computes or renames.
+//! Labels are for people only: they change nothing an agent sees or a
+//! rubric reads, so the file is left out of the world's hash and relabelling
+//! a column keeps recorded episodes standing. A label that names no column
+//! would silently never show, so each one is checked.
+
+use std::collections::BTreeMap;
+
+use indexmap::IndexMap;
+use rusqlite::Connection;
+use toml::Spanned;
+
+use super::context::LoadContext;
+use super::files;
+use crate::diagnostics::line_of;
+use crate::world::manifest::LabelsToml;
+use crate::world::{TableInfo, View};
+
+const FILE: &str = "labels.toml";
+
+/// Reads `labels.toml` (optional) into `tables` and `views`.
+pub(super) fn load_labels(
+    cx: &mut LoadContext<'_>,
+    tables: &mut [TableInfo],
+    views: &mut IndexMap<String, View>,
+) {
+    let Some(text) = files::read_optional_text(cx.root, FILE, &mut cx.diags) else {
+        return;
+    };
+    let Some(parsed) = files::parse_toml::<LabelsToml>(FILE, &text, &mut cx.diags) else {
+        return;
+    };
+    for (name, given) in &parsed.tables {
+        let Some(table) = tables.iter_mut().find(|t| &t.name == name) else {
+            let known: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+            let problem = format!(
+                "`{name}` is not a table of schema.sql (tables: {})",
+                known.join(", ")
+            );
+            unknown_section(cx, &text, format!("tables.{name}"), given, problem);
+            continue;
+        };
+        table.labels = table_labels(cx, &text, table, given);
+    }
+    for (name, given) in &parsed.views {
+        if !views.contains_key(name) {
+            let known: Vec<&str> = views.keys().map(String::as_str).collect();
+            let problem = format!(
+                "`{name}` is not a view of views.toml (views: {})",
+                known.join(", ")
+            );
+            unknown_section(cx, &text, format!("views.{name}"), given, problem);
+        }
+    }
+    for view in views.values_mut() {
+        let given = parsed.views.get(&view.name).cloned().unwrap_or_default();
+        view.labels = view_labels(cx, &text, view, tables, &given);
+    }
+}
+
+/// A `[tables.x]` or `[views.x]` section naming nothing: reported at its
+/// first label's line.
+fn unknown_section(
+    cx: &mut LoadContext<'_>,
+    text: &str,
+    section: String,
+    given: &BTreeMap<String, Spanned<String>>,
+    problem: String,
+) {
+    let line = given.values().next().map(|l| line_of(text, l.span().start));
+    cx.diags.push(FILE, line, Some(section), problem);
+}
+
+/// A table's labels: each must name a column of the table or, for a table
+/// keeping documents, a top-level field of some seeded record; none may be
+/// empty.
+fn table_labels(
+    cx: &mut LoadContext<'_>,
+    text: &str,
+    table: &TableInfo,
+    given: &BTreeMap<String, Spanned<String>>,
+) -> BTreeMap<String, String> {
+    let columns: Vec<String> = crate::world::seed::table_columns(&cx.conn, &table.name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    let fields = match &table.document_column {
+        Some(doc) => document_fields(&cx.conn, &table.name, doc),
+        None => Vec::new(),
+    };
+    let mut out = BTreeMap::new();
+    for (name, label) in given {
+        let line = Some(line_of(text, label.span().start));
+        let subject = Some(format!("tables.{}.{name}", table.name));
+        if label.get_ref().trim().is_empty() {
+            cx.diags.push(
+                FILE,
+                line,
+                subject,
+                "the label is empty; write the column's name as the expert reads it, e.g. \"Refunded so far\"",
+            );
+        } else if !columns.contains(name) && !fields.contains(name) {
+            let mut known = format!("columns: {}", columns.join(", "));
+            if table.document_column.is_some() {
+                known.push_str(&format!("; fields of its records: {}", fields.join(", ")));
+            }
+            cx.diags.push(
+                FILE,
+                line,
+                subject,
+                format!("`{name}` is not a column of `{}` ({known})", table.name),
+            );
+        } else {
+            out.insert(name.clone(), label.get_ref().trim().to_string());
+        }
+    }
+    out
+}
+
+/// The top-level fields of a document table's seeded records, sorted.
+fn document_fields(conn: &Connection, table: &str, doc: &str) -> Vec<String> {
+    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let sql = format!(
+        "SELECT DISTINCT j.key FROM {t}, json_each({t}.{d}) AS j WHERE json_valid({t}.{d}) ORDER BY j.key",
+        t = quote(table),
+        d = quote(doc)
+    );
+    conn.prepare(&sql)
+        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
+        .unwrap_or_default()
+}
+
+/// A view's labels: its own section first (each must name a column of its
+/// listing or of its `record` query); then, for each column left, the label
+/// of the table the view is named after (view `tickets`, table `tickets`);
+/// else the label the tables give a column of that name, when every table
+/// that labels it agrees (`status` labelled differently by two tables gets
+/// none, and the app falls back to the name).
+fn view_labels(
+    cx: &mut LoadContext<'_>,
+    text: &str,
+    view: &View,
+    tables: &[TableInfo],
+    given: &BTreeMap<String, Spanned<String>>,
+) -> BTreeMap<String, String> {
+    let mut columns = view.columns.clone();
+    if let Some(record) = &view.record {
+        let record_columns = cx
+            .conn
+            .prepare(record)
+            .map(|s| {
+                s.column_names()
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        for c in record_columns {
+            if !columns.contains(&c) {
+                columns.push(c);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (name, label) in given {
+        let line = Some(line_of(text, label.span().start));
+        let subject = Some(format!("views.{}.{name}", view.name));
+        if label.get_ref().trim().is_empty() {
+            cx.diags.push(FILE, line, subject, "the label is empty");
+        } else if !columns.contains(name) {
+            cx.diags.push(
+                FILE,
+                line,
+                subject,
+                format!(
+                    "`{name}` is not a column of the view `{}` (columns: {})",
+                    view.name,
+                    columns.join(", ")
+                ),
+            );
+        } else {
+            out.insert(name.clone(), label.get_ref().trim().to_string());
+        }
+    }
+    let namesake = tables.iter().find(|t| t.name == view.name);
+    for column in &columns {
+        if out.contains_key(column) {
+            continue;
+        }
+        if let Some(label) = namesake.and_then(|t| t.labels.get(column)) {
+            out.insert(column.clone(), label.clone());
+            continue;
+        }
+        let mut labelled = tables.iter().filter_map(|t| t.labels.get(column));
+        if let Some(first) = labelled.next() {
+            if labelled.all(|l| l == first) {
+                out.insert(column.clone(), first.clone());
+            }
+        }
+    }
+    out
+}
