@@ -41,8 +41,16 @@ fn spawn(args: &[&str], store: &std::path::Path) -> Child {
     spawn_capped(args, store, 4)
 }
 
+/// The server binary: this build's, or `SERVE_BENCH_BIN` (an earlier
+/// build, to measure before and after in one run).
+fn server_binary() -> PathBuf {
+    std::env::var_os("SERVE_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_understudy")))
+}
+
 fn spawn_capped(args: &[&str], store: &std::path::Path, max_concurrent: usize) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_understudy"))
+    Command::new(server_binary())
         .arg("serve")
         .args(args)
         .arg("--world")
