@@ -85,9 +85,16 @@ fn copy_dir(src: &Path, dst: &Path) {
 fn read_calls(world: &World) -> Vec<(String, String, Action)> {
     let mut calls: Vec<(String, String, Action)> = Vec::new();
     for (task_id, task) in &world.tasks {
-        for a in task.solution.iter().filter_map(|s| Action::from_json(s).ok()) {
+        for a in task
+            .solution
+            .iter()
+            .filter_map(|s| Action::from_json(s).ok())
+        {
             let Some(name) = a.tool_name() else { continue };
-            let read = world.tools.get(name).is_some_and(|t| t.kind == ToolKind::Read);
+            let read = world
+                .tools
+                .get(name)
+                .is_some_and(|t| t.kind == ToolKind::Read);
             if read && !calls.iter().any(|(n, _, _)| n == name) {
                 calls.push((name.to_string(), task_id.clone(), a.clone()));
             }

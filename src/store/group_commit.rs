@@ -274,7 +274,11 @@ mod tests {
             })
             .collect();
         let done = one_batch(&store, recs, |_| {});
-        assert_eq!(commits.load(Ordering::SeqCst), 2, "a second batch, one commit");
+        assert_eq!(
+            commits.load(Ordering::SeqCst),
+            2,
+            "a second batch, one commit"
+        );
         for (rec, out) in done {
             assert_eq!(out.expect("recorded").record.idx, 1);
             let stored = store.steps(&rec.record().id).unwrap();
@@ -299,13 +303,19 @@ mod tests {
             .commit_hook(None::<fn() -> bool>)
             .expect("hook removed");
         for (mut rec, out) in done {
-            let err = out.expect_err("a failed commit must fail the step").to_string();
+            let err = out
+                .expect_err("a failed commit must fail the step")
+                .to_string();
             assert!(
                 err.contains("a batch of 4 steps") && err.contains("none of them was recorded"),
                 "unclear error: {err}"
             );
             let id = rec.record().id.clone();
-            assert_eq!(store.steps(&id).unwrap().len(), 1, "nothing of the batch stored");
+            assert_eq!(
+                store.steps(&id).unwrap().len(),
+                1,
+                "nothing of the batch stored"
+            );
             assert_eq!(rec.steps().len(), 1, "nothing of the batch acknowledged");
             let next = rec.step(read_step(), None).expect("the store works again");
             assert_eq!(next.record.idx, 1, "the failed step left no trace");
@@ -334,7 +344,10 @@ mod tests {
                     err.contains(&format!("step 0 of episode {victim} was not recorded")),
                     "unclear error: {err}"
                 );
-                assert!(rec.steps().is_empty(), "the failed step is not acknowledged");
+                assert!(
+                    rec.steps().is_empty(),
+                    "the failed step is not acknowledged"
+                );
             } else {
                 out.expect("the other steps of the batch are recorded");
                 assert_eq!(store.steps(&id).unwrap().len(), 1);

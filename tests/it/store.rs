@@ -643,9 +643,14 @@ fn concurrent_sessions_steps_land_exactly_once_and_in_order() {
                     let actor = Actor::Agent {
                         model: format!("session-{i}-{round}"),
                     };
-                    let mut rec =
-                        Recorder::start(Arc::clone(&store), Arc::clone(&world), "pay-back", actor, 0)
-                            .unwrap();
+                    let mut rec = Recorder::start(
+                        Arc::clone(&store),
+                        Arc::clone(&world),
+                        "pay-back",
+                        actor,
+                        0,
+                    )
+                    .unwrap();
                     while !rec.is_done() {
                         let text = format!("session {i} round {round} step {}", rec.steps().len());
                         rec.step(Action::message(text), None).unwrap();

@@ -318,7 +318,8 @@ fn bench_http_concurrent(c: &mut Criterion, durability: &str, clients: usize) {
     drop(workers);
     latencies.sort_unstable();
     if !latencies.is_empty() {
-        let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+        let at =
+            |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
         println!(
             "percentiles {name}: n={} p50={:.1} p99={:.1}",
             latencies.len(),
