@@ -515,6 +515,29 @@ mod tests {
         Recorder::start(store, world, "pay-back", actor, 0).expect("episode starts")
     }
 
+    /// A step whose commit fails is not acknowledged: the caller gets the
+    /// error, the recorder keeps no trace of it, and the next step takes
+    /// its place.
+    #[test]
+    fn a_step_whose_commit_fails_is_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = recorder(dir.path());
+        let store = Arc::clone(&rec.store);
+        store.with_connection(|c| c.commit_hook(Some(|| true)).expect("hook"));
+        let action = Action::tool("get_account", serde_json::json!({"account_id": "A-1"}));
+        let err = rec.step(action.clone(), None).expect_err("commit refused");
+        assert!(err.to_string().contains("it was not recorded"), "{err}");
+        assert!(rec.steps().is_empty(), "the recorder keeps no trace of it");
+        let id = rec.record().id.clone();
+        assert!(store.steps(&id).unwrap().is_empty(), "nor does the store");
+        store.with_connection(|c| c.commit_hook(None::<fn() -> bool>).expect("unhook"));
+        let step = rec
+            .step(action, None)
+            .expect("recorded once the store works");
+        assert_eq!(step.record.idx, 0);
+        assert_eq!(store.steps(&id).unwrap().len(), 1);
+    }
+
     /// Every flag agrees with what the call it stands for does.
     #[test]
     fn transitions_say_what_the_recorder_accepts() {

@@ -180,62 +180,89 @@ fn write(conn: &Connection, s: &StepRow) -> rusqlite::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     use crate::action::Action;
-    use crate::recorder::{RecordedStep, Recorder};
-    use crate::store::{Actor, Store};
-    use crate::world::World;
-    use crate::Result;
+    use crate::error::Result;
+    use crate::observation::Observation;
+    use crate::store::{self, Actor, EpisodeRecord, EpisodeStatus, StepRecord, Store};
 
-    fn recorders(dir: &Path, n: usize) -> (Arc<Store>, Vec<Recorder>) {
-        let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/worlds/mini");
-        let world = Arc::new(World::load(world).expect("the mini world loads"));
+    /// A store with `n` open episodes; their ids.
+    fn episodes(dir: &std::path::Path, n: usize) -> (Arc<Store>, Vec<String>) {
         let store = Arc::new(Store::open(dir.join("store.sqlite")).expect("store opens"));
-        let recs = (0..n)
+        let ids = (0..n)
             .map(|i| {
-                let actor = Actor::Agent {
-                    model: format!("session-{i}"),
+                let now = store::now();
+                let record = EpisodeRecord {
+                    id: store::new_uuid(),
+                    world_id: "mini".into(),
+                    world_version: "1".into(),
+                    world_hash: "h".into(),
+                    task_id: "pay-back".into(),
+                    seed: 0,
+                    actor: Actor::Agent {
+                        model: format!("session-{i}"),
+                    },
+                    status: EpisodeStatus::InProgress,
+                    created_at: now.clone(),
+                    updated_at: now,
+                    submitted_at: None,
+                    active_ms: 0,
+                    final_message: None,
                 };
-                Recorder::start(Arc::clone(&store), Arc::clone(&world), "pay-back", actor, 0)
-                    .expect("episode starts")
+                store.insert_episode(&record).expect("episode stored");
+                record.id
             })
             .collect();
-        (store, recs)
+        (store, ids)
     }
 
-    fn read_step() -> Action {
-        Action::tool("get_account", serde_json::json!({"account_id": "A-1"}))
+    fn step(idx: u32) -> StepRecord {
+        StepRecord {
+            idx,
+            action: Action::message(format!("step {idx}")),
+            observation: Observation::success(serde_json::Value::Null, format!("reply {idx}")),
+            terminated: false,
+            truncated: false,
+            wall_at: store::now(),
+            active_ms: i64::from(idx) * 10,
+            rationale: None,
+            flag: None,
+            retracted: false,
+            retracted_at: None,
+        }
     }
 
-    /// Every recorder steps at once while the connection is held, so all
-    /// their steps queue and the next leader commits them as one batch.
-    /// `before_commit` runs with the connection held, once all are queued.
+    /// Step `idx` of every episode is appended at once while the
+    /// connection is held, so all of them queue and the next leader
+    /// commits them as one batch. `before_commit` runs with the connection
+    /// held, once all are queued.
     fn one_batch(
-        store: &Store,
-        recs: Vec<Recorder>,
+        store: &Arc<Store>,
+        ids: &[String],
+        idx: u32,
         before_commit: impl FnOnce(&rusqlite::Connection),
-    ) -> Vec<(Recorder, Result<RecordedStep>)> {
-        let n = recs.len();
+    ) -> Vec<(String, Result<()>)> {
         let conn = store.lock();
-        let threads: Vec<_> = recs
-            .into_iter()
-            .map(|mut rec| {
+        let threads: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let (store, id) = (Arc::clone(store), id.clone());
                 std::thread::spawn(move || {
-                    let out = rec.step(read_step(), None);
-                    (rec, out)
+                    let out = store.append_step(&id, &step(idx));
+                    (id, out)
                 })
             })
             .collect();
         let started = Instant::now();
-        while store.steps.len() < n {
+        while store.steps.len() < ids.len() {
             assert!(
                 started.elapsed() < Duration::from_secs(20),
-                "only {} of {n} steps were queued",
-                store.steps.len()
+                "only {} of {} steps were queued",
+                store.steps.len(),
+                ids.len()
             );
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -243,7 +270,7 @@ mod tests {
         drop(conn);
         threads
             .into_iter()
-            .map(|t| t.join().expect("a stepping thread panicked"))
+            .map(|t| t.join().expect("an appending thread panicked"))
             .collect()
     }
 
@@ -258,51 +285,56 @@ mod tests {
         commits
     }
 
+    fn stored_idx(store: &Store, id: &str) -> Vec<u32> {
+        store.steps(id).unwrap().iter().map(|s| s.idx).collect()
+    }
+
     #[test]
     fn concurrent_steps_share_one_commit_and_land_in_order() {
         let dir = tempfile::tempdir().unwrap();
-        let (store, recs) = recorders(dir.path(), 6);
+        let (store, ids) = episodes(dir.path(), 6);
         let mut commits = None;
-        let done = one_batch(&store, recs, |c| commits = Some(count_commits(c)));
+        for (_, out) in one_batch(&store, &ids, 0, |c| commits = Some(count_commits(c))) {
+            out.expect("recorded");
+        }
         let commits = commits.expect("hook installed");
         assert_eq!(commits.load(Ordering::SeqCst), 1, "six steps, one commit");
-        let recs: Vec<Recorder> = done
-            .into_iter()
-            .map(|(rec, out)| {
-                assert_eq!(out.expect("recorded").record.idx, 0);
-                rec
-            })
-            .collect();
-        let done = one_batch(&store, recs, |_| {});
+        for (_, out) in one_batch(&store, &ids, 1, |_| {}) {
+            out.expect("recorded");
+        }
         assert_eq!(
             commits.load(Ordering::SeqCst),
             2,
             "a second batch, one commit"
         );
-        for (rec, out) in done {
-            assert_eq!(out.expect("recorded").record.idx, 1);
-            let stored = store.steps(&rec.record().id).unwrap();
-            assert_eq!(stored.iter().map(|s| s.idx).collect::<Vec<_>>(), [0, 1]);
-            assert_eq!(stored, rec.steps(), "stored exactly as acknowledged");
+        for id in &ids {
+            assert_eq!(stored_idx(&store, id), [0, 1], "episode {id}");
+            assert_eq!(
+                store.episode(id).unwrap().active_ms,
+                10,
+                "its active time too"
+            );
         }
     }
 
     #[test]
     fn a_failed_commit_acknowledges_no_step_of_its_batch() {
         let dir = tempfile::tempdir().unwrap();
-        let (store, mut recs) = recorders(dir.path(), 4);
-        for rec in &mut recs {
-            rec.step(read_step(), None).expect("first step recorded");
+        let (store, ids) = episodes(dir.path(), 4);
+        for id in &ids {
+            store
+                .append_step(id, &step(0))
+                .expect("first step recorded");
         }
         // A commit hook that returns true turns the commit into a rollback.
-        let done = one_batch(&store, recs, |c| {
+        let done = one_batch(&store, &ids, 1, |c| {
             c.commit_hook(Some(|| true)).expect("hook");
         });
         store
             .lock()
             .commit_hook(None::<fn() -> bool>)
             .expect("hook removed");
-        for (mut rec, out) in done {
+        for (id, out) in done {
             let err = out
                 .expect_err("a failed commit must fail the step")
                 .to_string();
@@ -310,47 +342,38 @@ mod tests {
                 err.contains("a batch of 4 steps") && err.contains("none of them was recorded"),
                 "unclear error: {err}"
             );
-            let id = rec.record().id.clone();
-            assert_eq!(
-                store.steps(&id).unwrap().len(),
-                1,
-                "nothing of the batch stored"
-            );
-            assert_eq!(rec.steps().len(), 1, "nothing of the batch acknowledged");
-            let next = rec.step(read_step(), None).expect("the store works again");
-            assert_eq!(next.record.idx, 1, "the failed step left no trace");
-            assert_eq!(store.steps(&id).unwrap().len(), 2);
+            assert_eq!(stored_idx(&store, &id), [0], "nothing of the batch stored");
+            assert_eq!(store.episode(&id).unwrap().active_ms, 0);
+            store
+                .append_step(&id, &step(1))
+                .expect("the store works again");
+            assert_eq!(stored_idx(&store, &id), [0, 1]);
         }
     }
 
     #[test]
     fn a_step_whose_insert_fails_fails_alone_in_its_batch() {
         let dir = tempfile::tempdir().unwrap();
-        let (store, recs) = recorders(dir.path(), 3);
-        let victim = recs[1].record().id.clone();
+        let (store, ids) = episodes(dir.path(), 3);
+        let victim = ids[1].clone();
         // Another writer took step 0 of one episode: its insert conflicts.
-        let done = one_batch(&store, recs, |c| {
+        let done = one_batch(&store, &ids, 0, |c| {
             c.execute(
                 "INSERT INTO steps (episode_id, idx, action, observation, is_error, terminated, truncated, wall_at, active_ms, retracted) VALUES (?1, 0, '{}', '{}', 0, 0, 0, '', 0, 0)",
                 [&victim],
             )
             .expect("conflicting row");
         });
-        for (rec, out) in done {
-            let id = rec.record().id.clone();
+        for (id, out) in done {
             if id == victim {
                 let err = out.expect_err("the conflicting step fails").to_string();
                 assert!(
                     err.contains(&format!("step 0 of episode {victim} was not recorded")),
                     "unclear error: {err}"
                 );
-                assert!(
-                    rec.steps().is_empty(),
-                    "the failed step is not acknowledged"
-                );
             } else {
                 out.expect("the other steps of the batch are recorded");
-                assert_eq!(store.steps(&id).unwrap().len(), 1);
+                assert_eq!(stored_idx(&store, &id), [0]);
             }
         }
     }

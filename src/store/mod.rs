@@ -320,6 +320,13 @@ impl Store {
         outcome.map_err(|message| self.error(message))
     }
 
+    /// Runs `f` on the store's connection: tests above the store inject
+    /// failures through it (a commit hook that refuses every commit).
+    #[cfg(test)]
+    pub(crate) fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        f(&self.lock())
+    }
+
     fn error(&self, message: String) -> Error {
         store_error(&self.path, message)
     }
