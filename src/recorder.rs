@@ -127,22 +127,14 @@ impl Recorder {
         let world = Arc::clone(episode.world());
         episode.set_expert(actor.is_expert());
         episode.reset(task_id, seed)?;
-        let now = store::now();
-        let record = EpisodeRecord {
-            id: store::new_uuid(),
-            world_id: world.meta.id.clone(),
-            world_version: world.meta.version.clone(),
-            world_hash: world.content_hash.clone(),
-            task_id: task_id.to_string(),
+        let record = EpisodeRecord::begin(
+            &world.meta.id,
+            &world.meta.version,
+            &world.content_hash,
+            task_id,
             seed,
             actor,
-            status: EpisodeStatus::InProgress,
-            created_at: now.clone(),
-            updated_at: now,
-            submitted_at: None,
-            active_ms: 0,
-            final_message: None,
-        };
+        );
         store.insert_episode(&record)?;
         Ok(Recorder {
             store,

@@ -187,31 +187,17 @@ mod tests {
     use crate::action::Action;
     use crate::error::Result;
     use crate::observation::Observation;
-    use crate::store::{self, Actor, EpisodeRecord, EpisodeStatus, StepRecord, Store};
+    use crate::store::{self, Actor, EpisodeRecord, StepRecord, Store};
 
     /// A store with `n` open episodes; their ids.
     fn episodes(dir: &std::path::Path, n: usize) -> (Arc<Store>, Vec<String>) {
         let store = Arc::new(Store::open(dir.join("store.sqlite")).expect("store opens"));
         let ids = (0..n)
             .map(|i| {
-                let now = store::now();
-                let record = EpisodeRecord {
-                    id: store::new_uuid(),
-                    world_id: "mini".into(),
-                    world_version: "1".into(),
-                    world_hash: "h".into(),
-                    task_id: "pay-back".into(),
-                    seed: 0,
-                    actor: Actor::Agent {
-                        model: format!("session-{i}"),
-                    },
-                    status: EpisodeStatus::InProgress,
-                    created_at: now.clone(),
-                    updated_at: now,
-                    submitted_at: None,
-                    active_ms: 0,
-                    final_message: None,
+                let actor = Actor::Agent {
+                    model: format!("session-{i}"),
                 };
+                let record = EpisodeRecord::begin("mini", "1", "h", "pay-back", 0, actor);
                 store.insert_episode(&record).expect("episode stored");
                 record.id
             })
