@@ -1,8 +1,13 @@
 //! Engine speed: reset, a read step and a write step on the support-desk
 //! world, and reset on a ~10k-row world.
 //!
-//! Run with `cargo bench --bench engine`. Targets: step <= 20 us median,
-//! reset <= 200 us for a world of about 10k rows.
+//! Run with `cargo bench --bench engine`. Targets: step <= 20 us median
+//! (each support-desk read tool: `support_desk/read/<tool>`), reset <= 200
+//! us for a world of about 10k rows.
+//!
+//! `SUPPORT_DESK_BASELINE=<world folder>` also times the read tools of
+//! that copy of the support desk (`support_desk_baseline/read/<tool>`),
+//! so an earlier version of its SQL can be measured in the same run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,6 +80,44 @@ fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
+/// The first call of each read tool in the reference solutions, with its
+/// task, in tool order.
+fn read_calls(world: &World) -> Vec<(String, String, Action)> {
+    let mut calls: Vec<(String, String, Action)> = Vec::new();
+    for (task_id, task) in &world.tasks {
+        for a in task
+            .solution
+            .iter()
+            .filter_map(|s| Action::from_json(s).ok())
+        {
+            let Some(name) = a.tool_name() else { continue };
+            let read = world
+                .tools
+                .get(name)
+                .is_some_and(|t| t.kind == ToolKind::Read);
+            if read && !calls.iter().any(|(n, _, _)| n == name) {
+                calls.push((name.to_string(), task_id.clone(), a.clone()));
+            }
+        }
+    }
+    calls.sort_by(|a, b| a.0.cmp(&b.0));
+    calls
+}
+
+/// Each read tool's step, in an episode of the task whose solution calls it.
+fn read_tools(c: &mut Criterion, label: &str, world: &Arc<World>) {
+    for (tool, task, action) in read_calls(world) {
+        let mut ep = Episode::new(Arc::clone(world)).expect("episode");
+        ep.set_enforce_limits(false);
+        ep.reset(&task, 0).expect("reset");
+        let out = ep.step(&action).expect("step");
+        assert!(out.observation.ok, "{tool}: {}", out.observation.text);
+        c.bench_function(&format!("{label}/read/{tool}"), |b| {
+            b.iter(|| ep.step(&action).expect("step"))
+        });
+    }
+}
+
 fn engine(c: &mut Criterion) {
     let world = Arc::new(
         World::load(repo().join("fixtures/worlds/support-desk")).expect("support-desk loads"),
@@ -100,6 +143,12 @@ fn engine(c: &mut Criterion) {
             total
         })
     });
+
+    read_tools(c, "support_desk", &world);
+    if let Some(dir) = std::env::var_os("SUPPORT_DESK_BASELINE") {
+        let baseline = Arc::new(World::load(PathBuf::from(dir)).expect("baseline world loads"));
+        read_tools(c, "support_desk_baseline", &baseline);
+    }
 
     ep.reset(&read_task, 0).expect("reset");
     c.bench_function("support_desk/read_step", |b| {

@@ -134,22 +134,14 @@ impl Recorder {
         let world = Arc::clone(episode.world());
         episode.set_expert(actor.is_expert());
         episode.reset(task_id, seed)?;
-        let now = store::now();
-        let record = EpisodeRecord {
-            id: store::new_uuid(),
-            world_id: world.meta.id.clone(),
-            world_version: world.meta.version.clone(),
-            world_hash: world.content_hash.clone(),
-            task_id: task_id.to_string(),
+        let record = EpisodeRecord::begin(
+            &world.meta.id,
+            &world.meta.version,
+            &world.content_hash,
+            task_id,
             seed,
             actor,
-            status: EpisodeStatus::InProgress,
-            created_at: now.clone(),
-            updated_at: now,
-            submitted_at: None,
-            active_ms: 0,
-            final_message: None,
-        };
+        );
         store.insert_episode(&record)?;
         Ok(Recorder {
             store,
@@ -602,6 +594,29 @@ mod tests {
         let store = Arc::new(Store::open(dir.join("store.sqlite")).expect("store opens"));
         let actor = Actor::Expert { id: "e1".into() };
         Recorder::start(store, world, "pay-back", actor, 0).expect("episode starts")
+    }
+
+    /// A step whose commit fails is not acknowledged: the caller gets the
+    /// error, the recorder keeps no trace of it, and the next step takes
+    /// its place.
+    #[test]
+    fn a_step_whose_commit_fails_is_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = recorder(dir.path());
+        let store = Arc::clone(&rec.store);
+        store.with_connection(|c| c.commit_hook(Some(|| true)).expect("hook"));
+        let action = Action::tool("get_account", serde_json::json!({"account_id": "A-1"}));
+        let err = rec.step(action.clone(), None).expect_err("commit refused");
+        assert!(err.to_string().contains("it was not recorded"), "{err}");
+        assert!(rec.steps().is_empty(), "the recorder keeps no trace of it");
+        let id = rec.record().id.clone();
+        assert!(store.steps(&id).unwrap().is_empty(), "nor does the store");
+        store.with_connection(|c| c.commit_hook(None::<fn() -> bool>).expect("unhook"));
+        let step = rec
+            .step(action, None)
+            .expect("recorded once the store works");
+        assert_eq!(step.record.idx, 0);
+        assert_eq!(store.steps(&id).unwrap().len(), 1);
     }
 
     /// Every flag agrees with what the call it stands for does.

@@ -58,10 +58,10 @@ impl RenderError {
 
 /// Renders the template `name` with `context`, within the fuel budget and
 /// the output cap.
-pub fn render(
+pub fn render<C: serde::Serialize + ?Sized>(
     env: &Environment<'static>,
     name: &str,
-    context: &serde_json::Value,
+    context: &C,
 ) -> Result<String, RenderError> {
     let template = env.get_template(name).map_err(RenderError::Failed)?;
     let mut out = CappedBuffer::default();

@@ -19,9 +19,12 @@ pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> O
     let instance = Value::Object(args.clone());
     let mut described: Vec<String> = Vec::new();
     let mut problems = Vec::new();
-    for e in tool.validator.iter_errors(&instance) {
-        described.push(describe_schema_error(&e));
-        problems.extend(argument_problems::problems(&e));
+    // Checking is cheaper than collecting errors: collect only on failure.
+    if !tool.validator.is_valid(&instance) {
+        for e in tool.validator.iter_errors(&instance) {
+            described.push(describe_schema_error(&e));
+            problems.extend(argument_problems::problems(&e));
+        }
     }
     if !described.is_empty() {
         return Observation::invalid_arguments(
@@ -157,8 +160,8 @@ fn execute(
         }
     }
 
-    let mut context = args.clone();
     if let Some(spec) = &tool.result {
+        let mut rows_result = false;
         if let Some(query) = &spec.query {
             let rows = ep.conn().prepare_cached(query).and_then(|mut stmt| {
                 bind_named(&mut stmt, lookup)?;
@@ -171,16 +174,16 @@ fn execute(
             if let Err(m) = json_columns::decode(&mut rows, &spec.json_columns) {
                 return Observation::failure(ObservationErrorCode::ToolFailed, m);
             }
-            result = shape(rows, spec.shape, &mut context);
+            rows_result = spec.shape == ResultShape::Rows;
+            result = shape(rows, spec.shape);
         }
         if let Some(template) = &spec.text_template {
-            context.insert("result".into(), result.clone());
-            if let Value::Object(fields) = &result {
-                for (k, v) in fields {
-                    context.insert(k.clone(), v.clone());
-                }
-            }
-            return match render(&world.templates, tool, template, &Value::Object(context)) {
+            let context = ResultContext {
+                args,
+                rows: rows_result.then_some(&result),
+                result: &result,
+            };
+            return match render(&world.templates, tool, template, &context) {
                 Ok(text) => Observation::success(result, text),
                 Err(m) => Observation::failure(ObservationErrorCode::ToolFailed, m),
             };
@@ -197,17 +200,9 @@ fn execute(
     Observation::success(result, text)
 }
 
-fn shape(
-    rows: Vec<Map<String, Value>>,
-    shape: ResultShape,
-    context: &mut Map<String, Value>,
-) -> Value {
+fn shape(rows: Vec<Map<String, Value>>, shape: ResultShape) -> Value {
     match shape {
-        ResultShape::Rows => {
-            let rows: Vec<Value> = rows.into_iter().map(Value::Object).collect();
-            context.insert("rows".into(), Value::Array(rows.clone()));
-            Value::Array(rows)
-        }
+        ResultShape::Rows => Value::Array(rows.into_iter().map(Value::Object).collect()),
         ResultShape::Row => rows
             .into_iter()
             .next()
@@ -221,6 +216,41 @@ fn shape(
     }
 }
 
+/// What a result template sees: the call's arguments, then `rows` (a
+/// rows result), then `result`, then a row result's fields, each name
+/// shadowing the same name before it. Serialized from borrows, so the
+/// result is not copied into a context first.
+struct ResultContext<'a> {
+    args: &'a Map<String, Value>,
+    rows: Option<&'a Value>,
+    result: &'a Value,
+}
+
+impl serde::Serialize for ResultContext<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let fields = self.result.as_object();
+        let shadowed = |name: &str| fields.is_some_and(|f| f.contains_key(name));
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in self.args {
+            let later = k == "result" || (k == "rows" && self.rows.is_some());
+            if !later && !shadowed(k) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        if let Some(rows) = self.rows.filter(|_| !shadowed("rows")) {
+            map.serialize_entry("rows", rows)?;
+        }
+        if !shadowed("result") {
+            map.serialize_entry("result", self.result)?;
+        }
+        for (k, v) in fields.into_iter().flatten() {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 /// A template's text; a template that broke a bound (fuel, size) fails the
 /// call (the `Err` is its message, naming the tool and template), while an
 /// ordinary template error is shown in place of the message.
@@ -228,7 +258,7 @@ fn render(
     env: &minijinja::Environment<'static>,
     tool: &Tool,
     name: &str,
-    context: &Value,
+    context: &impl serde::Serialize,
 ) -> Result<String, String> {
     match template::render(env, name, context) {
         Ok(text) => Ok(text),

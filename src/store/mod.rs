@@ -1,9 +1,11 @@
 //! The trajectory store: experts, episodes, steps and reviews in one SQLite
 //! file.
 //!
-//! **Durability invariant:** a step is committed in its own transaction
-//! (WAL, `synchronous = FULL`) before any caller sees its result, so a kill
-//! at any moment loses nothing that was shown. Nothing is ever deleted:
+//! **Durability invariant:** a step is committed (WAL, `synchronous =
+//! FULL`) before any caller sees its result, so a kill at any moment loses
+//! nothing that was shown. Steps appended concurrently share one
+//! transaction and one fsync (group commit, see the private `group_commit`
+//! module); a failed commit fails every step it held. Nothing is ever deleted:
 //! undo marks a step retracted, and the raw log keeps everything.
 //!
 //! Opening refuses files that are not SQLite, SQLite files that are not
@@ -15,6 +17,7 @@
 mod drafts;
 mod events;
 mod grading;
+mod group_commit;
 mod open;
 mod records;
 mod reviews;
@@ -45,6 +48,8 @@ use crate::trajectory::Trajectory;
 /// anyway.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Steps waiting for the next group commit.
+    steps: group_commit::Queue,
     path: PathBuf,
     read_only: bool,
 }
@@ -81,6 +86,7 @@ impl Store {
         let conn = open::read_write(&path, durability).map_err(|m| store_error(&path, m))?;
         Ok(Store {
             conn: Mutex::new(conn),
+            steps: group_commit::Queue::default(),
             path,
             read_only: false,
         })
@@ -95,6 +101,7 @@ impl Store {
         let conn = open::read_only(&path).map_err(|m| store_error(&path, m))?;
         Ok(Store {
             conn: Mutex::new(conn),
+            steps: group_commit::Queue::default(),
             path,
             read_only: true,
         })
@@ -298,17 +305,30 @@ impl Store {
     // ---- steps ----
 
     /// Appends one step and the episode's active time, atomically and
-    /// durably. Returns only once committed.
+    /// durably. Returns only once committed; concurrent calls (other
+    /// sessions on this store) share the commit, and a failed commit fails
+    /// every step it held (group commit).
     pub fn append_step(&self, episode_id: &str, step: &StepRecord) -> Result<()> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        insert_step(&tx, episode_id, step)?;
-        tx.execute(
-            "UPDATE episodes SET active_ms = ?2, updated_at = ?3 WHERE id = ?1",
-            params![episode_id, step.active_ms, step.wall_at],
-        )?;
-        tx.commit()?;
-        Ok(())
+        let row = group_commit::StepRow::new(episode_id, step).map_err(|e| {
+            self.error(format!(
+                "step {} of episode {episode_id} cannot be stored as JSON: {e}",
+                step.idx
+            ))
+        })?;
+        let slot = self.steps.push(row);
+        let outcome = group_commit::settle(&mut self.lock(), &self.steps, &slot);
+        outcome.map_err(|message| self.error(message))
+    }
+
+    /// Runs `f` on the store's connection: tests above the store inject
+    /// failures through it (a commit hook that refuses every commit).
+    #[cfg(test)]
+    pub(crate) fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        f(&self.lock())
+    }
+
+    fn error(&self, message: String) -> Error {
+        store_error(&self.path, message)
     }
 
     /// All steps of an episode, retracted ones included, in order.

@@ -62,6 +62,34 @@ pub struct ExpertInput {
 }
 
 impl EpisodeRecord {
+    /// A new episode in progress, with a fresh id, created now; nothing
+    /// is stored until [`super::Store::insert_episode`].
+    pub fn begin(
+        world_id: &str,
+        world_version: &str,
+        world_hash: &str,
+        task_id: &str,
+        seed: u64,
+        actor: Actor,
+    ) -> EpisodeRecord {
+        let now = super::now();
+        EpisodeRecord {
+            id: super::new_uuid(),
+            world_id: world_id.to_string(),
+            world_version: world_version.to_string(),
+            world_hash: world_hash.to_string(),
+            task_id: task_id.to_string(),
+            seed,
+            actor,
+            status: EpisodeStatus::InProgress,
+            created_at: now.clone(),
+            updated_at: now,
+            submitted_at: None,
+            active_ms: 0,
+            final_message: None,
+        }
+    }
+
     pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<EpisodeRecord> {
         let kind: String = r.get(6)?;
         let actor_id: String = r.get(7)?;

@@ -711,3 +711,61 @@ fn an_expert_reviews_others_episodes_under_their_name_never_their_own() {
     );
     assert_eq!(store.episode(&id).unwrap().status, EpisodeStatus::Rejected);
 }
+
+/// Many sessions stepping at once over one store (the agent server's
+/// case, where their steps are group-committed): every acknowledged step
+/// is stored exactly once, in order, under its own episode, and nothing
+/// else is.
+#[test]
+fn concurrent_sessions_steps_land_exactly_once_and_in_order() {
+    const SESSIONS: usize = 8;
+    const ROUNDS: usize = 3;
+    let (_d, store) = store();
+    let world = common::mini();
+    let threads: Vec<_> = (0..SESSIONS)
+        .map(|i| {
+            let (store, world) = (Arc::clone(&store), Arc::clone(&world));
+            std::thread::spawn(move || {
+                let mut acknowledged = Vec::new();
+                for round in 0..ROUNDS {
+                    let actor = Actor::Agent {
+                        model: format!("session-{i}-{round}"),
+                    };
+                    let mut rec = Recorder::start(
+                        Arc::clone(&store),
+                        Arc::clone(&world),
+                        "pay-back",
+                        actor,
+                        0,
+                    )
+                    .unwrap();
+                    while !rec.is_done() {
+                        let text = format!("session {i} round {round} step {}", rec.steps().len());
+                        rec.step(Action::message(text), None).unwrap();
+                    }
+                    acknowledged.push(rec.trajectory().clone());
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    let mut episodes = 0;
+    for t in threads {
+        for acknowledged in t.join().expect("a session thread panicked") {
+            let stored = store.steps(&acknowledged.record.id).unwrap();
+            assert!(!stored.is_empty());
+            assert_eq!(
+                stored, acknowledged.steps,
+                "episode {}: stored steps differ from the acknowledged ones",
+                acknowledged.record.id
+            );
+            let idx: Vec<u32> = stored.iter().map(|s| s.idx).collect();
+            assert_eq!(idx, (0..stored.len() as u32).collect::<Vec<_>>());
+            episodes += 1;
+        }
+    }
+    assert_eq!(episodes, SESSIONS * ROUNDS);
+    let all = store.episodes(&EpisodeFilter::default()).unwrap();
+    assert_eq!(all.len(), SESSIONS * ROUNDS, "no stray episodes");
+    store.integrity_check().unwrap();
+}
