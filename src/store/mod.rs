@@ -16,6 +16,7 @@ mod drafts;
 mod events;
 mod grading;
 mod open;
+mod pulled;
 mod records;
 mod reviews;
 mod rubric_versions;
@@ -393,25 +394,39 @@ impl Store {
     ) -> Result<usize> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
-        let mut added = 0;
-        for x in experts {
-            added += tx.execute(
-                "INSERT OR IGNORE INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![x.id, x.name, x.domain, x.credentials, x.credentials_attested, x.verified, x.created_at, x.updated_at],
+        let added = import_full_in(&tx, experts, episodes)?;
+        tx.commit()?;
+        Ok(added.len())
+    }
+}
+
+/// [`Store::import_full`] inside `tx`; returns the ids of the experts
+/// added (those already here keep their profile).
+fn import_full_in(
+    tx: &rusqlite::Transaction<'_>,
+    experts: &[Expert],
+    episodes: &[(Trajectory, Vec<Review>)],
+) -> Result<Vec<String>> {
+    let mut added = Vec::new();
+    for x in experts {
+        let n = tx.execute(
+            "INSERT OR IGNORE INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![x.id, x.name, x.domain, x.credentials, x.credentials_attested, x.verified, x.created_at, x.updated_at],
+        )?;
+        if n > 0 {
+            added.push(x.id.clone());
+        }
+    }
+    for (Trajectory { record, steps }, reviews) in episodes {
+        insert_new_episode(tx, record, steps)?;
+        for r in reviews {
+            tx.execute(
+                "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![record.id, r.reviewer, r.decision.as_str(), r.comment, r.at],
             )?;
         }
-        for (Trajectory { record, steps }, reviews) in episodes {
-            insert_new_episode(&tx, record, steps)?;
-            for r in reviews {
-                tx.execute(
-                    "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![record.id, r.reviewer, r.decision.as_str(), r.comment, r.at],
-                )?;
-            }
-        }
-        tx.commit()?;
-        Ok(added)
     }
+    Ok(added)
 }
 
 /// `filter` as SQL conditions on `episodes` (each ` AND ...`, numbered

@@ -1,12 +1,16 @@
 //! What the app takes from the hub into its own store, so its screens
 //! work unchanged on the team's data: the finished episodes a reviewer or
-//! grader works on, the decisions reviewers made, and rubric versions.
+//! grader works on, the decisions reviewers made, the graders' judgments
+//! (with their scale levels) and overrides, and rubric versions.
 //!
 //! The local store stays the screens' one source: pulled episodes are
 //! imported whole (steps, expert profile, reviews) and replay, compare and
 //! grade like local ones. Pulling never changes what is already here:
 //! an episode the store has is left alone, a decision is applied only to
-//! an episode still waiting for one, and a rubric version is added once.
+//! an episode still waiting for one, and a grade or rubric version is
+//! added once. Pulled episodes (and the profiles they bring) are marked
+//! as pulled in the same transaction: they are never pushed back, and the
+//! start screen does not offer their experts as people of this computer.
 
 use std::collections::HashSet;
 
@@ -14,7 +18,7 @@ use understudy::store::{EpisodeStatus, NewRubricVersion, Store};
 
 use crate::client::{EpisodeQuery, Hub};
 use crate::error::HubError;
-use crate::wire::RubricQuery;
+use crate::wire::{GradesAfter, RubricQuery, GRADES_PAGE};
 
 /// Whether the store has episode `id`.
 fn has(store: &Store, id: &str) -> Result<bool, HubError> {
@@ -62,7 +66,7 @@ pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
         }
     }
     if !episodes.is_empty() {
-        store.import_full(&experts, &episodes)?;
+        store.import_pulled(&experts, &episodes)?;
     }
     Ok(episodes.len())
 }
@@ -83,6 +87,40 @@ pub(crate) fn reviews(hub: &Hub, store: &Store, after: i64) -> Result<i64, HubEr
         }
     }
     Ok(last)
+}
+
+/// Adds the hub's judgments and overrides stored after `after` to the
+/// store's episodes, each once: a grade the store already holds (this
+/// app's own, sent earlier, coming back) is not added again, so a pull
+/// cut off and repeated duplicates nothing. Returns the row ids to ask
+/// after next time.
+pub(crate) fn grades(
+    hub: &Hub,
+    store: &Store,
+    mut after: GradesAfter,
+) -> Result<GradesAfter, HubError> {
+    loop {
+        let page = hub.grades_after(&after)?;
+        for j in &page.judgments {
+            let g = &j.grade;
+            if has(store, &g.episode_id)?
+                && !store.judgments(&g.episode_id)?.contains(&g.judgment)
+            {
+                store.save_judgment(&g.episode_id, &g.judgment)?;
+            }
+            after.judgments_after = after.judgments_after.max(j.id);
+        }
+        for o in &page.overrides {
+            let g = &o.grade;
+            if has(store, &g.episode_id)? && !store.overrides(&g.episode_id)?.contains(&g.record) {
+                store.save_override(&g.episode_id, &g.record)?;
+            }
+            after.overrides_after = after.overrides_after.max(o.id);
+        }
+        if page.judgments.len() < GRADES_PAGE && page.overrides.len() < GRADES_PAGE {
+            return Ok(after);
+        }
+    }
 }
 
 /// Adds the hub's rubric versions the store lacks; returns how many.

@@ -64,6 +64,8 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/sync/grades", post(push_grades))
         .route("/v1/scores", get(list_scores))
         .route("/v1/judgments", get(list_judgments))
+        .route("/v1/overrides", get(list_overrides))
+        .route("/v1/grades", get(grades_after))
         .route("/v1/worlds", get(list_worlds).post(upload_world))
         .route("/v1/worlds/{hash}", get(world_files))
         .route("/v1/assignments", get(list_assignments).post(assign))
@@ -250,6 +252,26 @@ async fn list_judgments(
     let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let db = s.pool.get().await?;
     Ok(Json(crate::grades::judgments(&db, &p, &q).await?))
+}
+
+async fn list_overrides(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<episodes::Query>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Vec<EpisodeOverride>> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::overrides(&db, &p, &q).await?))
+}
+
+async fn grades_after(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<GradesAfter>, axum::extract::rejection::QueryRejection>,
+) -> Answer<NewGrades> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::after(&db, &p, &q).await?))
 }
 
 async fn list_worlds(State(s): State<AppState>, Caller(_): Caller) -> Answer<Vec<WorldInfo>> {
