@@ -539,7 +539,9 @@ mod tests {
         let refused = s.select_expert("x-elsewhere").unwrap_err();
         assert_eq!(refused.code, "not_local");
         assert!(
-            refused.message.contains("Omar Elsewhere is someone on your team"),
+            refused
+                .message
+                .contains("Omar Elsewhere is someone on your team"),
             "{}",
             refused.message
         );

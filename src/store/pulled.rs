@@ -121,7 +121,10 @@ mod tests {
         other.name = "Another Expert".into();
         // `me` comes along too (the hub knew her): she stays local.
         store
-            .import_pulled(&[other.clone(), me.clone()], &[(episode("e-1", "x-other"), vec![])])
+            .import_pulled(
+                &[other.clone(), me.clone()],
+                &[(episode("e-1", "x-other"), vec![])],
+            )
             .expect("pulled");
         store
             .import_full(&[], &[(episode("e-2", &me.id), vec![])])

@@ -426,6 +426,24 @@ impl Hub {
             &format!("/v1/export{}", query_string(q)),
             None::<&()>,
         )?;
+        self.bundles_in(resp)
+    }
+
+    /// The episodes among `ids` the caller sees, whole ([`MAX_EXPORT_IDS`]
+    /// at most): what an app pulls, only the episodes it lacks.
+    pub fn export_episodes(&self, ids: &[String]) -> Result<Vec<EpisodeBundle>, HubError> {
+        let resp = self.send(
+            reqwest::Method::POST,
+            "/v1/export/episodes",
+            Some(&EpisodeIds { ids: ids.to_vec() }),
+        )?;
+        self.bundles_in(resp)
+    }
+
+    fn bundles_in(
+        &self,
+        resp: reqwest::blocking::Response,
+    ) -> Result<Vec<EpisodeBundle>, HubError> {
         let text = resp.text().map_err(|e| HubError::Transport {
             url: self.url.clone(),
             message: format!("reading the export: {e}"),

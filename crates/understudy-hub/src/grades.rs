@@ -107,7 +107,11 @@ fn check(batch: &GradesBatch) -> Result<(), ApiError> {
                 )));
             }
         }
-        if j.judgment.level.as_deref().is_some_and(|l| l.trim().is_empty()) {
+        if j.judgment
+            .level
+            .as_deref()
+            .is_some_and(|l| l.trim().is_empty())
+        {
             return Err(ApiError::bad_request(format!(
                 "{}: an empty level; give the label of the scale level chosen, or no level for a met / not met grade",
                 at("judgment.level")

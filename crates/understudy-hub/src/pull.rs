@@ -12,8 +12,6 @@
 //! as pulled in the same transaction: they are never pushed back, and the
 //! start screen does not offer their experts as people of this computer.
 
-use std::collections::HashSet;
-
 use understudy::store::{EpisodeStatus, NewRubricVersion, Store};
 
 use crate::client::{EpisodeQuery, Hub};
@@ -30,46 +28,38 @@ fn has(store: &Store, id: &str) -> Result<bool, HubError> {
 }
 
 /// Imports the hub's finished episodes the store lacks; returns how many.
+/// Only those are fetched, a few hundred at a time, each lot one
+/// transaction: a pull cut off keeps the lots it finished and the next
+/// one fetches the rest.
 pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
-    let mut missing = HashSet::new();
-    let mut statuses = Vec::new();
+    let mut missing = Vec::new();
     for row in hub.episodes(&EpisodeQuery::default())? {
-        let status = row.record.status;
-        if status.is_open() || has(store, &row.record.id)? {
-            continue;
-        }
-        missing.insert(row.record.id);
-        if !statuses.contains(&status) {
-            statuses.push(status);
+        if !row.record.status.is_open() && !has(store, &row.record.id)? {
+            missing.push(row.record.id);
         }
     }
-    let mut experts = Vec::new();
-    let mut episodes = Vec::new();
-    for status in statuses {
-        let q = EpisodeQuery {
-            status: Some(status),
-            ..EpisodeQuery::default()
-        };
-        for b in hub.export_bundles(&q)? {
-            if !missing.remove(&b.trajectory.record.id) {
-                continue;
-            }
+    let mut pulled = 0;
+    for lot in missing.chunks(PULL_LOT) {
+        let mut experts: Vec<understudy::store::Expert> = Vec::new();
+        let mut episodes = Vec::new();
+        for b in hub.export_episodes(lot)? {
             if let Some(x) = b.expert {
-                if !experts
-                    .iter()
-                    .any(|e: &understudy::store::Expert| e.id == x.id)
-                {
+                if !experts.iter().any(|e| e.id == x.id) {
                     experts.push(x);
                 }
             }
             episodes.push((b.trajectory, b.reviews));
         }
+        if !episodes.is_empty() {
+            store.import_pulled(&experts, &episodes)?;
+        }
+        pulled += episodes.len();
     }
-    if !episodes.is_empty() {
-        store.import_pulled(&experts, &episodes)?;
-    }
-    Ok(episodes.len())
+    Ok(pulled)
 }
+
+/// How many episodes a pull fetches and imports at once.
+const PULL_LOT: usize = 200;
 
 /// Applies the hub's decisions with a row id above `after` to the
 /// store's episodes still waiting for one; returns the highest id seen.
@@ -103,8 +93,7 @@ pub(crate) fn grades(
         let page = hub.grades_after(&after)?;
         for j in &page.judgments {
             let g = &j.grade;
-            if has(store, &g.episode_id)?
-                && !store.judgments(&g.episode_id)?.contains(&g.judgment)
+            if has(store, &g.episode_id)? && !store.judgments(&g.episode_id)?.contains(&g.judgment)
             {
                 store.save_judgment(&g.episode_id, &g.judgment)?;
             }

@@ -266,6 +266,17 @@ pub struct ReviewRequest {
     pub request_id: Option<String>,
 }
 
+/// `POST /v1/export/episodes`: whole episodes by id, what an app pulls
+/// (only the ones it lacks, not the whole hub).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeIds {
+    pub ids: Vec<String>,
+}
+
+/// The most ids one `POST /v1/export/episodes` takes.
+pub const MAX_EXPORT_IDS: usize = 500;
+
 /// One row of `GET /v1/episodes`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeRow {

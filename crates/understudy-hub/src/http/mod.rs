@@ -75,6 +75,7 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/episodes/{id}/reviews", post(review))
         .route("/v1/reviews", get(list_reviews))
         .route("/v1/export", get(export_native))
+        .route("/v1/export/episodes", post(export_by_id))
         .fallback(|| async { ApiError::not_found("no such route; see docs/hub.md") })
         .with_state(AppState {
             pool,
@@ -397,6 +398,35 @@ async fn export_native(
     let db = s.pool.get().await?;
     let bundles = episodes::bundles(&db, &p, &q).await?;
     drop(db);
+    native_lines(bundles).await
+}
+
+/// [`export_native`] of the episodes named (those the caller sees; ids
+/// the hub lacks are left out): an app pulls only what it lacks.
+async fn export_by_id(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<EpisodeIds>,
+) -> Result<Response, ApiError> {
+    if b.ids.len() > MAX_EXPORT_IDS {
+        return Err(ApiError::bad_request(format!(
+            "ids: {} episodes asked for at once; ask for {MAX_EXPORT_IDS} at most",
+            b.ids.len()
+        )));
+    }
+    if let Some(n) = b.ids.iter().position(|id| id.trim().is_empty()) {
+        return Err(ApiError::bad_request(format!(
+            "ids[{n}]: an empty episode id"
+        )));
+    }
+    let db = s.pool.get().await?;
+    let bundles = episodes::bundles_by_id(&db, &p, &b.ids).await?;
+    drop(db);
+    native_lines(bundles).await
+}
+
+/// Native lines of `bundles`, written off the async threads.
+async fn native_lines(bundles: Vec<export::EpisodeBundle>) -> Result<Response, ApiError> {
     let body = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
         let mut out = Vec::new();
         let options = ExportOptions {

@@ -133,7 +133,11 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
         1,
         "her judgment once"
     );
-    assert_eq!(grades_of(&ann_store, &ids[0]).1.len(), 1, "her override once");
+    assert_eq!(
+        grades_of(&ann_store, &ids[0]).1.len(),
+        1,
+        "her override once"
+    );
 
     // Gus's app pulls the runs and Ann's grades, level and all; again: no
     // duplicate.
@@ -178,7 +182,10 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
         .overrides(&EpisodeQuery::default())
         .expect("ada's");
     assert_eq!(ada_sees.len(), 1);
-    assert_eq!(ada_sees[0].record, ann_store.overrides(&ids[0]).expect("o")[0]);
+    assert_eq!(
+        ada_sees[0].record,
+        ann_store.overrides(&ids[0]).expect("o")[0]
+    );
     assert!(grace
         .overrides(&EpisodeQuery::default())
         .expect("grace's")
@@ -389,7 +396,10 @@ fn an_app_that_pulled_as_a_reviewer_then_signs_in_as_an_expert_pushes_only_its_o
         "Bob's own episode is on the hub, his"
     );
     assert_eq!(
-        count(&db, "SELECT count(*) FROM episodes e JOIN people p ON p.id = e.owner WHERE p.login = 'ada'"),
+        count(
+            &db,
+            "SELECT count(*) FROM episodes e JOIN people p ON p.id = e.owner WHERE p.login = 'ada'"
+        ),
         3,
         "Ada's stay hers"
     );
@@ -409,6 +419,29 @@ fn an_app_that_pulled_as_a_reviewer_then_signs_in_as_an_expert_pushes_only_its_o
         .map(|x| x.id)
         .collect();
     assert_eq!(names, ["x-bob"]);
+
+    // Fetching episodes by id: only those the caller sees, a bounded lot.
+    let bob = client(&hub.url, &bob_token);
+    assert!(bob
+        .export_episodes(std::slice::from_ref(&ada_ids[0]))
+        .expect("an answer")
+        .is_empty());
+    let rita = client(&hub.url, &rita_token);
+    let two = rita
+        .export_episodes(&[ada_ids[0].clone(), "no-such".into(), bob_ids[0].clone()])
+        .expect("an answer");
+    assert_eq!(
+        two.iter().map(|b| b.record.id.clone()).collect::<Vec<_>>(),
+        [ada_ids[0].clone(), bob_ids[0].clone()]
+    );
+    let many = vec!["e".to_string(); understudy_hub::wire::MAX_EXPORT_IDS + 1];
+    let e = rita.export_episodes(&many).expect_err("too many");
+    assert_eq!(e.code(), Some("bad_request"), "{e}");
+    assert!(e.to_string().contains("ask for 500 at most"), "{e}");
+    let e = rita
+        .export_episodes(&[ada_ids[0].clone(), " ".into()])
+        .expect_err("an empty id");
+    assert!(e.to_string().contains("ids[1]: an empty episode id"), "{e}");
 
     // What the tracking prevents: Ada's episode in Bob's batch refuses the
     // whole batch, Bob's own included.
@@ -437,5 +470,9 @@ fn an_app_that_pulled_as_a_reviewer_then_signs_in_as_an_expert_pushes_only_its_o
         serde_json::to_vec(&mixed).expect("json"),
     );
     assert_eq!(answer.0, 403, "{}", answer.1);
-    assert_eq!(count(&db, "SELECT count(*) FROM episodes"), 4, "nothing stored");
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM episodes"),
+        4,
+        "nothing stored"
+    );
 }
