@@ -168,10 +168,22 @@ impl Service {
 
     // ---- experts ----
 
-    /// The profiles of the people who use this computer: not those that
-    /// came with episodes pulled from a team hub (they are others', shown
-    /// by name where their work is, never offered to record as).
+    /// Every profile in the store, those that came with episodes pulled
+    /// from a team hub included: what names the people whose work is shown.
     pub fn experts(&self) -> AppResult<Vec<ExpertView>> {
+        let current = self.current_expert_id();
+        Ok(self
+            .store
+            .experts()?
+            .into_iter()
+            .map(|e| ExpertView::new(e, current.as_deref()))
+            .collect())
+    }
+
+    /// The profiles of the people who use this computer, what the start
+    /// screen offers: not those that came with episodes pulled from a team
+    /// hub (others', named where their work is, never recorded as).
+    pub fn local_experts(&self) -> AppResult<Vec<ExpertView>> {
         let current = self.current_expert_id();
         Ok(self
             .store
@@ -534,8 +546,13 @@ mod tests {
         s.store()
             .import_pulled(&[other], &[(theirs, Vec::new())])
             .unwrap();
-        let names: Vec<String> = s.experts().unwrap().into_iter().map(|x| x.name).collect();
-        assert_eq!(names, ["Renee"]);
+        let names = |all: Vec<ExpertView>| all.into_iter().map(|x| x.name).collect::<Vec<_>>();
+        assert_eq!(names(s.local_experts().unwrap()), ["Renee"]);
+        assert_eq!(
+            names(s.experts().unwrap()),
+            ["Omar Elsewhere", "Renee"],
+            "the names of others' work stay known"
+        );
         let refused = s.select_expert("x-elsewhere").unwrap_err();
         assert_eq!(refused.code, "not_local");
         assert!(

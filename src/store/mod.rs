@@ -392,9 +392,35 @@ impl Store {
         experts: &[Expert],
         episodes: &[(Trajectory, Vec<Review>)],
     ) -> Result<usize> {
+        self.import_marking(experts, episodes, false)
+    }
+
+    /// [`Store::import_full`]; with `pulled`, the episodes and the experts
+    /// added are marked as pulled from a hub in the same transaction.
+    fn import_marking(
+        &self,
+        experts: &[Expert],
+        episodes: &[(Trajectory, Vec<Review>)],
+        pulled: bool,
+    ) -> Result<usize> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         let added = import_full_in(&tx, experts, episodes)?;
+        if pulled {
+            let at = now();
+            for (t, _) in episodes {
+                tx.execute(
+                    "INSERT OR IGNORE INTO pulled_episodes (episode_id, pulled_at) VALUES (?1, ?2)",
+                    params![t.record.id, at],
+                )?;
+            }
+            for id in &added {
+                tx.execute(
+                    "INSERT OR IGNORE INTO pulled_experts (expert_id, pulled_at) VALUES (?1, ?2)",
+                    params![id, at],
+                )?;
+            }
+        }
         tx.commit()?;
         Ok(added.len())
     }

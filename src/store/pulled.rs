@@ -11,9 +11,7 @@
 
 use std::collections::HashSet;
 
-use rusqlite::params;
-
-use super::{import_full_in, now, Store};
+use super::Store;
 use crate::error::Result;
 use crate::store::{Expert, Review};
 use crate::trajectory::Trajectory;
@@ -28,24 +26,7 @@ impl Store {
         experts: &[Expert],
         episodes: &[(Trajectory, Vec<Review>)],
     ) -> Result<usize> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        let added = import_full_in(&tx, experts, episodes)?;
-        let at = now();
-        for (t, _) in episodes {
-            tx.execute(
-                "INSERT OR IGNORE INTO pulled_episodes (episode_id, pulled_at) VALUES (?1, ?2)",
-                params![t.record.id, at],
-            )?;
-        }
-        for id in &added {
-            tx.execute(
-                "INSERT OR IGNORE INTO pulled_experts (expert_id, pulled_at) VALUES (?1, ?2)",
-                params![id, at],
-            )?;
-        }
-        tx.commit()?;
-        Ok(added.len())
+        self.import_marking(experts, episodes, true)
     }
 
     /// Ids of the episodes pulled from a hub.

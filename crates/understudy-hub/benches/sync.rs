@@ -186,13 +186,8 @@ fn setup(server: &str) -> Setup {
     }
 }
 
-/// Pushes a fresh store from each of the first `clients` experts at once;
-/// the time of the pushes only.
-fn timed_push(s: &Setup, clients: usize) -> Duration {
-    let stores: Vec<_> = (0..clients)
-        .map(|i| store_of(&s.templates[i], &format!("x{}", i + 1)))
-        .collect();
-    let started = Instant::now();
+/// Pushes `stores[i]` as expert `i + 1`, all at once.
+fn push_all(s: &Setup, stores: &[(tempfile::TempDir, Store)]) {
     std::thread::scope(|scope| {
         for (i, (_, store)) in stores.iter().enumerate() {
             let (url, token) = (&s.url, &s.tokens[i + 1]);
@@ -204,6 +199,16 @@ fn timed_push(s: &Setup, clients: usize) -> Duration {
             });
         }
     });
+}
+
+/// Pushes a fresh store from each of the first `clients` experts at once;
+/// the time of the pushes only.
+fn timed_push(s: &Setup, clients: usize) -> Duration {
+    let stores: Vec<_> = (0..clients)
+        .map(|i| store_of(&s.templates[i], &format!("x{}", i + 1)))
+        .collect();
+    let started = Instant::now();
+    push_all(s, &stores);
     started.elapsed()
 }
 
@@ -237,17 +242,7 @@ fn timed_push_pull(s: &Setup, apps: &[ReviewerApp], per: usize) -> Duration {
         .map(|i| store_with(&s.finished[i], &format!("x{}", i + 1), per))
         .collect();
     let started = Instant::now();
-    std::thread::scope(|scope| {
-        for (i, (_, store)) in stores.iter().enumerate() {
-            let (url, token) = (&s.url, &s.tokens[i + 1]);
-            scope.spawn(move || {
-                Hub::new(url, token)
-                    .expect("a client")
-                    .push(store, PushOptions::default())
-                    .expect("a push");
-            });
-        }
-    });
+    push_all(s, &stores);
     std::thread::scope(|scope| {
         for app in apps {
             scope.spawn(move || {

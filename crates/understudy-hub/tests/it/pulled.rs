@@ -286,19 +286,22 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
     }
     // Malformed: a misspelt field, a verdict that is not a yes or no.
     let url = format!("{}/v1/sync/grades", hub.url);
+    let post = |body: &serde_json::Value| {
+        raw(
+            "POST",
+            &url,
+            Some(&ann_token),
+            Some("application/json"),
+            serde_json::to_vec(body).expect("json"),
+        )
+    };
     let mut typo = serde_json::to_value(GradesBatch {
         overrides: vec![good.clone()],
         ..GradesBatch::default()
     })
     .expect("json");
     typo["overrides"][0]["override"]["grade"] = serde_json::json!("met");
-    let answer = raw(
-        "POST",
-        &url,
-        Some(&ann_token),
-        Some("application/json"),
-        serde_json::to_vec(&typo).expect("json"),
-    );
+    let answer = post(&typo);
     assert_error(answer, 400, "bad_request", "grade");
     let mut not_bool = serde_json::to_value(GradesBatch {
         overrides: vec![good.clone()],
@@ -306,13 +309,7 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
     })
     .expect("json");
     not_bool["overrides"][0]["override"]["met"] = serde_json::json!("yes");
-    let answer = raw(
-        "POST",
-        &url,
-        Some(&ann_token),
-        Some("application/json"),
-        serde_json::to_vec(&not_bool).expect("json"),
-    );
+    let answer = post(&not_bool);
     assert_error(answer, 400, "bad_request", "expected a boolean");
     let mut misspelt_level = serde_json::to_value(GradesBatch {
         judgments: vec![understudy_hub::wire::EpisodeJudgment {
@@ -323,13 +320,7 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
     })
     .expect("json");
     misspelt_level["judgments"][0]["judgment"]["levle"] = serde_json::json!("Clear");
-    let answer = raw(
-        "POST",
-        &url,
-        Some(&ann_token),
-        Some("application/json"),
-        serde_json::to_vec(&misspelt_level).expect("json"),
-    );
+    let answer = post(&misspelt_level);
     assert_error(answer, 400, "bad_request", "levle");
     let answer = raw(
         "GET",
