@@ -229,11 +229,13 @@ pub(crate) async fn push(
         })
         .unwrap_or_default();
         let sha = sha256_of(&[&j.episode_id, &content]);
+        // The level is kept as given (the store keeps it so), so a pull
+        // brings back the very judgment the grader's store holds.
         summary.judgments_added += tx
             .execute(
                 "INSERT INTO judgments (episode_id, criterion_id, criterion_hash, met, reason, judge, at, level, content_sha256, changed_by)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (episode_id, content_sha256) DO NOTHING",
-                &[&j.episode_id, &g.criterion_id, &g.criterion_hash, &g.met, &g.reason.trim(), &g.judge.trim(), &at, &g.level.as_deref().map(str::trim), &sha, &caller.id],
+                &[&j.episode_id, &g.criterion_id, &g.criterion_hash, &g.met, &g.reason.trim(), &g.judge.trim(), &at, &g.level, &sha, &caller.id],
             )
             .await? as usize;
     }
