@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
@@ -209,6 +210,7 @@ def test_an_expert_signs_in_sees_the_assignment_records_and_the_hub_holds_it(lau
 RUNS = ROOT / "tests-e2e" / "data" / "agent-runs.jsonl"
 GRADED_TASK = "cancel-no-refund"
 JUDGED = "kind-and-clear"
+OVERRIDDEN = "told-data-export"
 
 
 def cli_push(store: Path, lines: list[dict], hub_url: str, token: str):
@@ -325,3 +327,36 @@ def test_a_reviewer_approves_through_the_window_while_the_hub_is_down_and_grades
     assert [(j["judgment"]["criterion_id"], j["judgment"]["met"], j["judgment"]["reason"]) for j in judged] == [
         (JUDGED, True, "Polite and unambiguous.")
     ], judged
+
+    # She overrides an automatic check on the same sheet: it reaches the
+    # hub too, with what the check had found.
+    auto = f"[data-criterion='{OVERRIDDEN}']"
+    assert app.css(f"{auto} [data-testid=verdict]").get_attribute("data-met") == "true"
+    app.clickable(f"{auto} [data-testid=override]").click()
+    app.type_into(f"{auto} [data-testid=grade-reason]", "It never says how to reach the export before April 1.")
+    app.clickable(f"{auto} [data-testid=save-grade]").click()
+    app.wait_text(f"{auto} [data-testid=given]", "You overrode the check: not met")
+    deadline = time.time() + 60
+    while True:
+        overrides = [o for o in admin.call("GET", f"/v1/overrides?task={GRADED_TASK}") if o["episode_id"] == run]
+        if overrides or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    assert [(o["override"]["criterion_id"], o["override"]["original_met"], o["override"]["met"]) for o in overrides] == [
+        (OVERRIDDEN, True, False)
+    ], overrides
+    app.wait_text(".gr-sheet-foot [data-testid=hub-work]", "Sent to the hub", timeout=60)
+    app.shot("hub-14-override-sent")
+
+    # Ada's profile came with her recording, but she does not use this
+    # computer: the start screen offers Rita's profile only.
+    for _ in range(3):  # the sheet, then the grading list
+        if app.driver.find_elements(By.CSS_SELECTOR, "[data-screen=home]"):
+            break
+        ActionChains(app.driver).send_keys(Keys.ESCAPE).perform()
+        time.sleep(0.5)
+    app.css("[data-screen=home]")
+    app.wait_text("[data-testid=expert-profile] .expert-name", "Rita Reviewer")
+    switch = app.driver.find_elements(By.CSS_SELECTOR, "[data-testid=expert-profile] select[aria-label='Switch expert']")
+    assert not switch or "Ada Lovelace" not in switch[0].text, switch[0].text
+    app.shot("hub-15-start-screen-local-profiles")

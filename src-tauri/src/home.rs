@@ -46,7 +46,7 @@ command! {
         };
         view.store_path = Some(service.store_path().display().to_string());
         view.expert = service.current_expert()?;
-        view.experts = service.experts()?;
+        view.experts = service.local_experts()?;
         view.catalog = Some(service.catalog()?);
         view.open_episodes = service.open_episodes()?;
         Ok(view)

@@ -168,11 +168,26 @@ impl Service {
 
     // ---- experts ----
 
+    /// Every profile in the store, those that came with episodes pulled
+    /// from a team hub included: what names the people whose work is shown.
     pub fn experts(&self) -> AppResult<Vec<ExpertView>> {
         let current = self.current_expert_id();
         Ok(self
             .store
             .experts()?
+            .into_iter()
+            .map(|e| ExpertView::new(e, current.as_deref()))
+            .collect())
+    }
+
+    /// The profiles of the people who use this computer, what the start
+    /// screen offers: not those that came with episodes pulled from a team
+    /// hub (others', named where their work is, never recorded as).
+    pub fn local_experts(&self) -> AppResult<Vec<ExpertView>> {
+        let current = self.current_expert_id();
+        Ok(self
+            .store
+            .local_experts()?
             .into_iter()
             .map(|e| ExpertView::new(e, current.as_deref()))
             .collect())
@@ -188,8 +203,19 @@ impl Service {
         Ok(ExpertView::new(expert, None).current())
     }
 
+    /// Makes `id` the current profile. Refused: a profile that came with
+    /// episodes pulled from the team hub (someone else's).
     pub fn select_expert(&self, id: &str) -> AppResult<ExpertView> {
         let expert = self.store.expert(id)?;
+        if self.store.pulled_expert_ids()?.contains(&expert.id) {
+            return Err(AppError::new(
+                "not_local",
+                format!(
+                    "{} is someone on your team whose work came from the team hub. Choose your own profile, or create one.",
+                    expert.name
+                ),
+            ));
+        }
         self.set_current_expert(&expert.id)?;
         Ok(ExpertView::new(expert, None).current())
     }
@@ -528,6 +554,51 @@ mod tests {
         );
         assert_eq!(redone.steps[1].action, Action::message("Looking into it."));
         assert!(redone.transitions.can_undo && !redone.transitions.can_redo);
+    }
+
+    #[test]
+    fn the_start_screen_lists_only_the_people_of_this_computer_not_pulled_profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = service(dir.path());
+        let me = s.save_expert(None, draft("Renee")).unwrap();
+        // A reviewer's sync brings another expert's episode and profile.
+        let ep = s.start("support-desk", "duplicate-charge").unwrap();
+        s.step(&ep.id, Action::message("Looking into it."), None)
+            .unwrap();
+        s.submit(&ep.id, None).unwrap();
+        let mut theirs = s.store().trajectory(&ep.id).unwrap();
+        theirs.record.id = "pulled-1".into();
+        theirs.record.actor = understudy::store::Actor::Expert {
+            id: "x-elsewhere".into(),
+        };
+        let mut other = s.store().expert(&me.id).unwrap();
+        other.id = "x-elsewhere".into();
+        other.name = "Omar Elsewhere".into();
+        s.store()
+            .import_pulled(&[other], &[(theirs, Vec::new())])
+            .unwrap();
+        let names = |all: Vec<ExpertView>| all.into_iter().map(|x| x.name).collect::<Vec<_>>();
+        assert_eq!(names(s.local_experts().unwrap()), ["Renee"]);
+        assert_eq!(
+            names(s.experts().unwrap()),
+            ["Omar Elsewhere", "Renee"],
+            "the names of others' work stay known"
+        );
+        let refused = s.select_expert("x-elsewhere").unwrap_err();
+        assert_eq!(refused.code, "not_local");
+        assert!(
+            refused
+                .message
+                .contains("Omar Elsewhere is someone on your team"),
+            "{}",
+            refused.message
+        );
+        assert_eq!(s.current_expert().unwrap().unwrap().id, me.id);
+        // The pulled profile still names its work where the work is shown.
+        assert_eq!(
+            s.store().expert("x-elsewhere").unwrap().name,
+            "Omar Elsewhere"
+        );
     }
 
     #[test]

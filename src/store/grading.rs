@@ -28,9 +28,11 @@ pub struct Assignment {
 }
 
 /// A grader's verdict on an automatically checked criterion that differs
-/// from (or confirms again) what the check found.
+/// from (or confirms again) what the check found. Read strictly (a team
+/// hub takes it as JSON): a misspelt field is an error, not a lost verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
 pub struct OverrideRecord {
     /// The criterion overridden.
     pub criterion_id: String,

@@ -19,6 +19,7 @@ mod events;
 mod grading;
 mod group_commit;
 mod open;
+mod pulled;
 mod records;
 mod reviews;
 mod rubric_versions;
@@ -411,27 +412,67 @@ impl Store {
         experts: &[Expert],
         episodes: &[(Trajectory, Vec<Review>)],
     ) -> Result<usize> {
+        self.import_marking(experts, episodes, false)
+    }
+
+    /// [`Store::import_full`]; with `pulled`, the episodes and the experts
+    /// added are marked as pulled from a hub in the same transaction.
+    fn import_marking(
+        &self,
+        experts: &[Expert],
+        episodes: &[(Trajectory, Vec<Review>)],
+        pulled: bool,
+    ) -> Result<usize> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
-        let mut added = 0;
-        for x in experts {
-            added += tx.execute(
-                "INSERT OR IGNORE INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![x.id, x.name, x.domain, x.credentials, x.credentials_attested, x.verified, x.created_at, x.updated_at],
-            )?;
-        }
-        for (Trajectory { record, steps }, reviews) in episodes {
-            insert_new_episode(&tx, record, steps)?;
-            for r in reviews {
+        let added = import_full_in(&tx, experts, episodes)?;
+        if pulled {
+            let at = now();
+            for (t, _) in episodes {
                 tx.execute(
-                    "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![record.id, r.reviewer, r.decision.as_str(), r.comment, r.at],
+                    "INSERT OR IGNORE INTO pulled_episodes (episode_id, pulled_at) VALUES (?1, ?2)",
+                    params![t.record.id, at],
+                )?;
+            }
+            for id in &added {
+                tx.execute(
+                    "INSERT OR IGNORE INTO pulled_experts (expert_id, pulled_at) VALUES (?1, ?2)",
+                    params![id, at],
                 )?;
             }
         }
         tx.commit()?;
-        Ok(added)
+        Ok(added.len())
     }
+}
+
+/// [`Store::import_full`] inside `tx`; returns the ids of the experts
+/// added (those already here keep their profile).
+fn import_full_in(
+    tx: &rusqlite::Transaction<'_>,
+    experts: &[Expert],
+    episodes: &[(Trajectory, Vec<Review>)],
+) -> Result<Vec<String>> {
+    let mut added = Vec::new();
+    for x in experts {
+        let n = tx.execute(
+            "INSERT OR IGNORE INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![x.id, x.name, x.domain, x.credentials, x.credentials_attested, x.verified, x.created_at, x.updated_at],
+        )?;
+        if n > 0 {
+            added.push(x.id.clone());
+        }
+    }
+    for (Trajectory { record, steps }, reviews) in episodes {
+        insert_new_episode(tx, record, steps)?;
+        for r in reviews {
+            tx.execute(
+                "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![record.id, r.reviewer, r.decision.as_str(), r.comment, r.at],
+            )?;
+        }
+    }
+    Ok(added)
 }
 
 /// `filter` as SQL conditions on `episodes` (each ` AND ...`, numbered

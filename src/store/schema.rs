@@ -200,6 +200,8 @@ mod tests {
             "rubric_versions",
             "grading_assignments",
             "score_overrides",
+            "pulled_episodes",
+            "pulled_experts",
         ] {
             assert!(latest.tables.contains_key(table), "{table}");
         }
@@ -213,6 +215,8 @@ mod tests {
                 "table `episode_events` exists, but schema version 1 does not have it yet",
                 "table `grading_assignments` exists, but schema version 1 does not have it yet",
                 "table `judgments` exists, but schema version 1 does not have it yet",
+                "table `pulled_episodes` exists, but schema version 1 does not have it yet",
+                "table `pulled_experts` exists, but schema version 1 does not have it yet",
                 "table `rubric_versions` exists, but schema version 1 does not have it yet",
                 "table `score_overrides` exists, but schema version 1 does not have it yet",
                 "table `scores` exists, but schema version 1 does not have it yet",

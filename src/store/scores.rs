@@ -56,7 +56,10 @@ pub struct StoredScore {
 }
 
 /// A grade for one judged criterion of one episode, as the store keeps it.
+/// Read strictly (a team hub takes it as JSON): a misspelt `level` must be
+/// an error, not a grade whose level is silently lost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct JudgmentRecord {
     /// The judged criterion's id within its rubric.
     pub criterion_id: String,

@@ -1,6 +1,8 @@
 //! Hub throughput, in steps/s: a push from one client and from 16 at once
-//! (each into an empty hub copy: new episode ids every iteration), and an
-//! export from the hub beside the same export from a local store.
+//! (each into an empty hub copy: new episode ids every iteration); a push
+//! and pull round (experts push finished episodes, then as many
+//! reviewers' apps sync and pull them into their stores); and an export
+//! from the hub beside the same export from a local store.
 //!
 //! Needs a PostgreSQL server: `scripts/bench` starts one (scripts/hub.sh)
 //! and sets `UNDERSTUDY_HUB_TEST_DATABASE`; without it the benchmarks are
@@ -14,6 +16,7 @@ use understudy::export::{self, ExportOptions, Source};
 use understudy::store::{Actor, Store};
 use understudy::trajectory::Trajectory;
 use understudy_hub::client::{EpisodeQuery, Hub, PushOptions};
+use understudy_hub::outbox::Outbox;
 use understudy_hub::people::{self, NewPerson};
 use understudy_hub::Role;
 
@@ -29,8 +32,9 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
-/// One recorded episode of the mini world with `STEPS` steps, as a template.
-fn template(expert: &str) -> Trajectory {
+/// One recorded episode of the mini world with `STEPS` steps, as a
+/// template; `submitted`: finished, so reviewers' apps pull it.
+fn template(expert: &str, submitted: bool) -> Trajectory {
     let dir = tempfile::tempdir().expect("a folder");
     let store = Arc::new(Store::open(dir.path().join("t.db")).expect("a store"));
     store.ensure_expert(expert, None).expect("the expert");
@@ -55,15 +59,23 @@ fn template(expert: &str) -> Trajectory {
         )
         .expect("a step");
     }
+    if submitted {
+        rec.submit(Some("Done.".into())).expect("submitted");
+    }
     rec.trajectory().clone()
 }
 
 /// A local store holding `EPISODES` copies of `t` under new ids.
 fn store_of(t: &Trajectory, expert: &str) -> (tempfile::TempDir, Store) {
+    store_with(t, expert, EPISODES)
+}
+
+/// A local store holding `n` copies of `t` under new ids.
+fn store_with(t: &Trajectory, expert: &str, n: usize) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("a folder");
     let store = Store::open(dir.path().join("s.db")).expect("a store");
     store.ensure_expert(expert, None).expect("the expert");
-    let copies: Vec<Trajectory> = (0..EPISODES)
+    let copies: Vec<Trajectory> = (0..n)
         .map(|_| {
             let mut c = t.clone();
             c.record.id = understudy::store::new_uuid();
@@ -76,8 +88,12 @@ fn store_of(t: &Trajectory, expert: &str) -> (tempfile::TempDir, Store) {
 
 struct Setup {
     url: String,
+    /// The admin's, then each expert's.
     tokens: Vec<String>,
+    /// Each reviewer's.
+    reviewers: Vec<String>,
     templates: Vec<Trajectory>,
+    finished: Vec<Trajectory>,
     _rt: tokio::runtime::Runtime,
 }
 
@@ -120,10 +136,15 @@ fn setup(server: &str) -> Setup {
         format!("http://{addr}")
     });
     let mut tokens = Vec::new();
-    for i in 0..=CLIENTS {
+    let mut reviewers = Vec::new();
+    for i in 0..=2 * CLIENTS {
         let login = format!("p{i}");
-        let role = if i == 0 { Role::Admin } else { Role::Expert };
-        tokens.push(rt.block_on(async {
+        let role = match i {
+            0 => Role::Admin,
+            i if i <= CLIENTS => Role::Expert,
+            _ => Role::Reviewer,
+        };
+        let token = rt.block_on(async {
             people::bootstrap_add(
                 &db,
                 &NewPerson {
@@ -138,19 +159,46 @@ fn setup(server: &str) -> Setup {
             people::bootstrap_token(&db, &login, "bench")
                 .await
                 .expect("a token")
-        }));
+        });
+        if role == Role::Reviewer {
+            reviewers.push(token);
+        } else {
+            tokens.push(token);
+        }
     }
     Hub::new(&url, &tokens[0])
         .expect("a client")
         .add_world(&understudy_testkit::mini_dir())
         .expect("the world");
-    let templates = (1..=CLIENTS).map(|i| template(&format!("x{i}"))).collect();
+    let templates = (1..=CLIENTS)
+        .map(|i| template(&format!("x{i}"), false))
+        .collect();
+    let finished = (1..=CLIENTS)
+        .map(|i| template(&format!("x{i}"), true))
+        .collect();
     Setup {
         url,
         tokens,
+        reviewers,
         templates,
+        finished,
         _rt: rt,
     }
+}
+
+/// Pushes `stores[i]` as expert `i + 1`, all at once.
+fn push_all(s: &Setup, stores: &[(tempfile::TempDir, Store)]) {
+    std::thread::scope(|scope| {
+        for (i, (_, store)) in stores.iter().enumerate() {
+            let (url, token) = (&s.url, &s.tokens[i + 1]);
+            scope.spawn(move || {
+                Hub::new(url, token)
+                    .expect("a client")
+                    .push(store, PushOptions::default())
+                    .expect("a push");
+            });
+        }
+    });
 }
 
 /// Pushes a fresh store from each of the first `clients` experts at once;
@@ -160,14 +208,46 @@ fn timed_push(s: &Setup, clients: usize) -> Duration {
         .map(|i| store_of(&s.templates[i], &format!("x{}", i + 1)))
         .collect();
     let started = Instant::now();
+    push_all(s, &stores);
+    started.elapsed()
+}
+
+/// A reviewer's app: its data folder (hub.json), its store, its outbox,
+/// signed in.
+struct ReviewerApp {
+    _dir: tempfile::TempDir,
+    store: Store,
+    outbox: Outbox,
+}
+
+fn reviewer_app(url: &str, token: &str) -> ReviewerApp {
+    let dir = tempfile::tempdir().expect("a folder");
+    let store = Store::open(dir.path().join("s.db")).expect("a store");
+    let outbox = Outbox::open(dir.path()).expect("the settings");
+    outbox.sign_in_with_token(url, token).expect("signed in");
+    // Everything on the hub so far, so the rounds pull only their own.
+    outbox.sync(&store).expect("a first sync");
+    ReviewerApp {
+        _dir: dir,
+        store,
+        outbox,
+    }
+}
+
+/// One push and pull round: the first `apps.len()` experts each push
+/// `per` fresh finished episodes at once, then every reviewer's app syncs
+/// at once and pulls them all. The time of the pushes and syncs only.
+fn timed_push_pull(s: &Setup, apps: &[ReviewerApp], per: usize) -> Duration {
+    let stores: Vec<_> = (0..apps.len())
+        .map(|i| store_with(&s.finished[i], &format!("x{}", i + 1), per))
+        .collect();
+    let started = Instant::now();
+    push_all(s, &stores);
     std::thread::scope(|scope| {
-        for (i, (_, store)) in stores.iter().enumerate() {
-            let (url, token) = (&s.url, &s.tokens[i + 1]);
+        for app in apps {
             scope.spawn(move || {
-                Hub::new(url, token)
-                    .expect("a client")
-                    .push(store, PushOptions::default())
-                    .expect("a push");
+                let status = app.outbox.sync(&app.store).expect("a sync");
+                assert_eq!(status.last_error, None, "the pull failed");
             });
         }
     });
@@ -195,6 +275,20 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(steps * clients as u64));
         g.bench_function(format!("sync_{clients}_client(s)"), |b| {
             b.iter_custom(|n| (0..n).map(|_| timed_push(&s, clients)).sum())
+        });
+    }
+    // Push and pull: as many reviewers' apps as experts, each pulling
+    // every episode the experts pushed (about `EPISODES` in all a round).
+    for clients in [1, CLIENTS] {
+        let apps: Vec<ReviewerApp> = s.reviewers[..clients]
+            .iter()
+            .map(|t| reviewer_app(&s.url, t))
+            .collect();
+        let per = EPISODES / clients;
+        let pushed = (per * clients * STEPS) as u64;
+        g.throughput(Throughput::Elements(pushed * (1 + clients as u64)));
+        g.bench_function(format!("push_pull_{clients}_client(s)"), |b| {
+            b.iter_custom(|n| (0..n).map(|_| timed_push_pull(&s, &apps, per)).sum())
         });
     }
     // Export: one expert's episodes, from the hub and from their store.

@@ -56,7 +56,7 @@ impl Default for PushOptions {
 /// What a push did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PushReport {
-    /// Episodes in the local store.
+    /// Episodes recorded in the local store (pulled ones not counted).
     pub local_episodes: usize,
     /// Of those, the ones the hub lacked or held an older copy of.
     pub sent_episodes: usize,
@@ -280,6 +280,21 @@ impl Hub {
         self.get(&format!("/v1/judgments{}", query_string(q)))
     }
 
+    /// Overrides of automatic checks of the episodes the caller sees,
+    /// oldest first.
+    pub fn overrides(&self, q: &Query) -> Result<Vec<EpisodeOverride>, HubError> {
+        self.get(&format!("/v1/overrides{}", query_string(q)))
+    }
+
+    /// Judgments and overrides stored after the row ids in `after`, of the
+    /// episodes the caller sees (a page of each at most: [`GRADES_PAGE`]).
+    pub fn grades_after(&self, after: &GradesAfter) -> Result<NewGrades, HubError> {
+        self.get(&format!(
+            "/v1/grades?judgments_after={}&overrides_after={}",
+            after.judgments_after, after.overrides_after
+        ))
+    }
+
     /// Each episode's reward column: its latest score on the hub.
     pub fn rewards(&self, q: &Query) -> Result<HashMap<String, Reward>, HubError> {
         let mut latest: HashMap<String, Reward> = HashMap::new();
@@ -291,10 +306,10 @@ impl Hub {
         Ok(latest)
     }
 
-    /// Pushes every score and judgment of the episodes in `store`
-    /// (annotators, reviewers, engineers, admins), in batches of about
-    /// `options.max_steps_per_batch` rows. Safe to repeat: the hub stores
-    /// each once. The episodes must be on the hub already.
+    /// Pushes every score, judgment and override of the episodes in
+    /// `store` (annotators, reviewers, engineers, admins), in batches of
+    /// about `options.max_steps_per_batch` rows. Safe to repeat: the hub
+    /// stores each once. The episodes must be on the hub already.
     pub fn push_grades(
         &self,
         store: &Store,
@@ -302,8 +317,9 @@ impl Hub {
     ) -> Result<GradesSummary, HubError> {
         let mut total = GradesSummary::default();
         let mut batch = GradesBatch::default();
+        let rows = |b: &GradesBatch| b.scores.len() + b.judgments.len() + b.overrides.len();
         let flush = |batch: &mut GradesBatch, total: &mut GradesSummary| -> Result<(), HubError> {
-            if batch.scores.is_empty() && batch.judgments.is_empty() {
+            if rows(batch) == 0 {
                 return Ok(());
             }
             let s = self.push_grades_batch(batch)?;
@@ -311,23 +327,17 @@ impl Hub {
             total.scores_added += s.scores_added;
             total.judgments += s.judgments;
             total.judgments_added += s.judgments_added;
+            total.overrides += s.overrides;
+            total.overrides_added += s.overrides_added;
             *batch = GradesBatch::default();
             Ok(())
         };
         for r in store.episodes(&EpisodeFilter::default())? {
-            batch.scores.extend(store.scores(&r.id)?);
-            batch
-                .judgments
-                .extend(
-                    store
-                        .judgments(&r.id)?
-                        .into_iter()
-                        .map(|judgment| EpisodeJudgment {
-                            episode_id: r.id.clone(),
-                            judgment,
-                        }),
-                );
-            if batch.scores.len() + batch.judgments.len() >= options.max_steps_per_batch {
+            let one = crate::work::grades(store, &r.id)?;
+            batch.scores.extend(one.scores);
+            batch.judgments.extend(one.judgments);
+            batch.overrides.extend(one.overrides);
+            if rows(&batch) >= options.max_steps_per_batch {
                 flush(&mut batch, &mut total)?;
             }
         }
@@ -416,6 +426,24 @@ impl Hub {
             &format!("/v1/export{}", query_string(q)),
             None::<&()>,
         )?;
+        self.bundles_in(resp)
+    }
+
+    /// The episodes among `ids` the caller sees, whole ([`MAX_EXPORT_IDS`]
+    /// at most): what an app pulls, only the episodes it lacks.
+    pub fn export_episodes(&self, ids: &[String]) -> Result<Vec<EpisodeBundle>, HubError> {
+        let resp = self.send(
+            reqwest::Method::POST,
+            "/v1/export/episodes",
+            Some(&EpisodeIds { ids: ids.to_vec() }),
+        )?;
+        self.bundles_in(resp)
+    }
+
+    fn bundles_in(
+        &self,
+        resp: reqwest::blocking::Response,
+    ) -> Result<Vec<EpisodeBundle>, HubError> {
         let text = resp.text().map_err(|e| HubError::Transport {
             url: self.url.clone(),
             message: format!("reading the export: {e}"),
@@ -437,10 +465,11 @@ impl Hub {
         Ok((self.export_bundles(q)?, self.rewards(q)?))
     }
 
-    /// Pushes every episode of `store` the hub lacks or holds an older copy
-    /// of. Safe to repeat after any failure.
+    /// Pushes every episode recorded in `store` that the hub lacks or holds
+    /// an older copy of; episodes pulled from a hub are others' and never
+    /// sent back. Safe to repeat after any failure.
     pub fn push(&self, store: &Store, options: PushOptions) -> Result<PushReport, HubError> {
-        let records = store.episodes(&EpisodeFilter::default())?;
+        let records = recorded_here(store)?;
         let mut report = PushReport {
             local_episodes: records.len(),
             ..PushReport::default()
@@ -508,9 +537,21 @@ impl Hub {
     }
 }
 
+/// The episodes recorded in `store`: all but those pulled from a hub.
+pub(crate) fn recorded_here(
+    store: &Store,
+) -> Result<Vec<understudy::store::EpisodeRecord>, HubError> {
+    let pulled = store.pulled_episode_ids()?;
+    Ok(store
+        .episodes(&EpisodeFilter::default())?
+        .into_iter()
+        .filter(|r| !pulled.contains(&r.id))
+        .collect())
+}
+
 /// An episode and its expert's profile (none for agents, or when the store
 /// has no profile for the id).
-fn load(store: &Store, id: &str) -> Result<(Trajectory, Option<Expert>), HubError> {
+pub(crate) fn load(store: &Store, id: &str) -> Result<(Trajectory, Option<Expert>), HubError> {
     let t = store.trajectory(id)?;
     let x = match &t.record.actor {
         Actor::Expert { id } => match store.expert(id) {

@@ -175,7 +175,30 @@ pub(crate) async fn bundles(
     caller: &Person,
     q: &Query,
 ) -> Result<Vec<EpisodeBundle>, ApiError> {
-    let (clauses, args) = conditions(caller, q);
+    bundles_of(db, caller, q, None).await
+}
+
+/// [`bundles`] of the episodes among `ids` that `caller` sees (an id the
+/// hub lacks, or another expert's, is left out).
+pub(crate) async fn bundles_by_id(
+    db: &Client,
+    caller: &Person,
+    ids: &[String],
+) -> Result<Vec<EpisodeBundle>, ApiError> {
+    bundles_of(db, caller, &Query::default(), Some(ids)).await
+}
+
+async fn bundles_of(
+    db: &Client,
+    caller: &Person,
+    q: &Query,
+    only: Option<&[String]>,
+) -> Result<Vec<EpisodeBundle>, ApiError> {
+    let (mut clauses, mut args) = conditions(caller, q);
+    if let Some(ids) = only {
+        args.push(Box::new(ids.to_vec()));
+        clauses.push_str(&format!(" AND e.id = ANY(${})", args.len()));
+    }
     let sql = format!("SELECT {EPISODE_COLUMNS} FROM episodes e{clauses} {ORDER}");
     let records = db
         .query(&sql, &params(&args))

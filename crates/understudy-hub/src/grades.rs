@@ -1,9 +1,10 @@
-//! Rubric versions, judgments and scores on the hub: graders push what they
-//! computed or decided against a local copy, everyone reads them back
-//! within what their role sees (an expert: their own episodes' grades), and
-//! an export's reward column comes from the latest score.
+//! Rubric versions, judgments, overrides and scores on the hub: graders
+//! push what they computed or decided against a local copy, everyone reads
+//! them back within what their role sees (an expert: their own episodes'
+//! grades), a grader's app pulls the others' into its store, and an
+//! export's reward column comes from the latest score.
 //!
-//! A judgment or score is stored once: it is identified by the SHA-256 of
+//! A judgment, override or score is stored once: it is identified by the SHA-256 of
 //! everything it says, so a retried push adds nothing twice. A batch is one
 //! transaction, refused whole when any row is wrong.
 
@@ -11,12 +12,15 @@ use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
 use tokio_postgres::{Client, Row};
-use understudy::store::{JudgmentRecord, RubricVersion, ScoreRecord, StoredScore};
+use understudy::store::{JudgmentRecord, OverrideRecord, RubricVersion, ScoreRecord, StoredScore};
 
 use crate::episodes::{self, Query};
 use crate::error::ApiError;
 use crate::people::Person;
-use crate::wire::{EpisodeJudgment, GradesBatch, GradesSummary, RubricQuery, RubricUpload};
+use crate::wire::{
+    EpisodeJudgment, EpisodeOverride, GradesAfter, GradesBatch, GradesSummary, NewGrades, Numbered,
+    RubricQuery, RubricUpload, GRADES_PAGE,
+};
 
 fn sha256_of(parts: &[&str]) -> String {
     let mut h = Sha256::new();
@@ -103,6 +107,32 @@ fn check(batch: &GradesBatch) -> Result<(), ApiError> {
                 )));
             }
         }
+        if j.judgment
+            .level
+            .as_deref()
+            .is_some_and(|l| l.trim().is_empty())
+        {
+            return Err(ApiError::bad_request(format!(
+                "{}: an empty level; give the label of the scale level chosen, or no level for a met / not met grade",
+                at("judgment.level")
+            )));
+        }
+    }
+    for (n, o) in batch.overrides.iter().enumerate() {
+        let at = |field: &str| format!("overrides[{n}].{field}");
+        for (field, value) in [
+            ("episode_id", &o.episode_id),
+            ("override.criterion_id", &o.record.criterion_id),
+            ("override.reason", &o.record.reason),
+            ("override.grader", &o.record.grader),
+        ] {
+            if value.trim().is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "{}: must not be empty (an override says which check, why it is wrong, and who says so)",
+                    at(field)
+                )));
+            }
+        }
     }
     Ok(())
 }
@@ -127,6 +157,7 @@ pub(crate) async fn push(
         .iter()
         .filter_map(|s| s.record.episode_id.clone())
         .chain(batch.judgments.iter().map(|j| j.episode_id.clone()))
+        .chain(batch.overrides.iter().map(|o| o.episode_id.clone()))
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
@@ -147,6 +178,7 @@ pub(crate) async fn push(
     let mut summary = GradesSummary {
         scores: batch.scores.len(),
         judgments: batch.judgments.len(),
+        overrides: batch.overrides.len(),
         ..GradesSummary::default()
     };
     let now = understudy::store::now();
@@ -197,11 +229,38 @@ pub(crate) async fn push(
         })
         .unwrap_or_default();
         let sha = sha256_of(&[&j.episode_id, &content]);
+        // The level is kept as given (the store keeps it so), so a pull
+        // brings back the very judgment the grader's store holds.
         summary.judgments_added += tx
             .execute(
-                "INSERT INTO judgments (episode_id, criterion_id, criterion_hash, met, reason, judge, at, content_sha256, changed_by)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (episode_id, content_sha256) DO NOTHING",
-                &[&j.episode_id, &g.criterion_id, &g.criterion_hash, &g.met, &g.reason.trim(), &g.judge.trim(), &at, &sha, &caller.id],
+                "INSERT INTO judgments (episode_id, criterion_id, criterion_hash, met, reason, judge, at, level, content_sha256, changed_by)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (episode_id, content_sha256) DO NOTHING",
+                &[&j.episode_id, &g.criterion_id, &g.criterion_hash, &g.met, &g.reason.trim(), &g.judge.trim(), &at, &g.level, &sha, &caller.id],
+            )
+            .await? as usize;
+    }
+    for o in &batch.overrides {
+        if !known.contains_key(&o.episode_id) {
+            return Err(missing(&o.episode_id));
+        }
+        let r = &o.record;
+        let record = OverrideRecord {
+            reason: r.reason.trim().to_string(),
+            grader: r.grader.trim().to_string(),
+            at: if r.at.trim().is_empty() {
+                now.clone()
+            } else {
+                r.at.clone()
+            },
+            ..r.clone()
+        };
+        let content = serde_json::to_string(&record).unwrap_or_default();
+        let sha = sha256_of(&[&o.episode_id, &content]);
+        summary.overrides_added += tx
+            .execute(
+                "INSERT INTO overrides (episode_id, criterion_id, criterion_hash, original_met, met, reason, grader, at, content_sha256, changed_by)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (episode_id, content_sha256) DO NOTHING",
+                &[&o.episode_id, &record.criterion_id, &record.criterion_hash, &record.original_met, &record.met, &record.reason, &record.grader, &record.at, &sha, &caller.id],
             )
             .await? as usize;
     }
@@ -265,19 +324,105 @@ pub(crate) async fn judgments(
         .query(&sql, &episodes::params(&args))
         .await?
         .iter()
-        .map(|r| EpisodeJudgment {
-            episode_id: r.get("episode_id"),
-            judgment: JudgmentRecord {
-                criterion_id: r.get("criterion_id"),
-                criterion_hash: r.get("criterion_hash"),
-                met: r.get("met"),
-                reason: r.get("reason"),
-                judge: r.get("judge"),
-                at: r.get("at"),
-                level: None,
-            },
-        })
+        .map(judgment)
         .collect())
+}
+
+fn judgment(r: &Row) -> EpisodeJudgment {
+    EpisodeJudgment {
+        episode_id: r.get("episode_id"),
+        judgment: JudgmentRecord {
+            criterion_id: r.get("criterion_id"),
+            criterion_hash: r.get("criterion_hash"),
+            met: r.get("met"),
+            reason: r.get("reason"),
+            judge: r.get("judge"),
+            at: r.get("at"),
+            level: r.get("level"),
+        },
+    }
+}
+
+fn override_of(r: &Row) -> EpisodeOverride {
+    EpisodeOverride {
+        episode_id: r.get("episode_id"),
+        record: OverrideRecord {
+            criterion_id: r.get("criterion_id"),
+            criterion_hash: r.get("criterion_hash"),
+            original_met: r.get("original_met"),
+            met: r.get("met"),
+            reason: r.get("reason"),
+            grader: r.get("grader"),
+            at: r.get("at"),
+        },
+    }
+}
+
+/// Overrides of the episodes `q` selects as `caller` sees them, oldest
+/// first (a grader's latest override of a criterion is their verdict).
+pub(crate) async fn overrides(
+    db: &Client,
+    caller: &Person,
+    q: &Query,
+) -> Result<Vec<EpisodeOverride>, ApiError> {
+    let (clauses, args) = episodes::conditions(caller, q);
+    let sql = format!(
+        "SELECT o.* FROM overrides o JOIN episodes e ON e.id = o.episode_id{clauses} ORDER BY o.id"
+    );
+    Ok(db
+        .query(&sql, &episodes::params(&args))
+        .await?
+        .iter()
+        .map(override_of)
+        .collect())
+}
+
+/// The judgments and overrides stored after the row ids `after` names, of
+/// the episodes `caller` sees, oldest first, a page of each at most.
+pub(crate) async fn after(
+    db: &Client,
+    caller: &Person,
+    after: &GradesAfter,
+) -> Result<NewGrades, ApiError> {
+    let judgments = rows_after(db, caller, "judgments", after.judgments_after)
+        .await?
+        .iter()
+        .map(|r| Numbered {
+            id: r.get("id"),
+            grade: judgment(r),
+        })
+        .collect();
+    let overrides = rows_after(db, caller, "overrides", after.overrides_after)
+        .await?
+        .iter()
+        .map(|r| Numbered {
+            id: r.get("id"),
+            grade: override_of(r),
+        })
+        .collect();
+    Ok(NewGrades {
+        judgments,
+        overrides,
+    })
+}
+
+/// Rows of `table` (judgments or overrides) with an id above `from`, of
+/// the episodes `caller` sees, oldest first, a page at most.
+async fn rows_after(
+    db: &Client,
+    caller: &Person,
+    table: &'static str,
+    from: i64,
+) -> Result<Vec<Row>, ApiError> {
+    let (clauses, mut args) = episodes::conditions(caller, &Query::default());
+    args.push(Box::new(from));
+    args.push(Box::new(GRADES_PAGE as i64));
+    let sql = format!(
+        "SELECT g.* FROM {table} g JOIN episodes e ON e.id = g.episode_id{clauses} AND g.id > ${} ORDER BY g.id LIMIT ${}",
+        args.len() - 1,
+        args.len()
+    );
+    Ok(db.query(&sql, &episodes::params(&args)).await?)
 }
 
 const RUBRIC_COLUMNS: &str =

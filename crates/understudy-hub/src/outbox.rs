@@ -20,14 +20,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
-use understudy::store::{EpisodeFilter, Store};
+use understudy::store::Store;
 
 use crate::client::{self, Hub, PushOptions};
 use crate::error::HubError;
 use crate::people::Person;
 use crate::pull;
 use crate::roles::Role;
-use crate::wire::Assignment;
+use crate::wire::{Assignment, GradesAfter};
 use crate::work::{self, Delivered, Work};
 
 /// The file in the app's data folder.
@@ -66,6 +66,9 @@ struct Saved {
     /// The highest review row id pulled.
     #[serde(default)]
     reviews_after: i64,
+    /// The highest judgment and override row ids pulled.
+    #[serde(default)]
+    grades_after: GradesAfter,
 }
 
 /// How many sent pieces of work `hub.json` remembers, for the screens'
@@ -129,6 +132,7 @@ struct Progress {
     assignments: Option<Vec<Assignment>>,
     delivered: Vec<(Work, Delivered)>,
     reviews_after: Option<i64>,
+    grades_after: Option<GradesAfter>,
 }
 
 /// The app's hub state, shared by its commands and its background sync.
@@ -306,19 +310,12 @@ impl Outbox {
         Ok(())
     }
 
-    /// The digest of every local episode.
+    /// The digest of every episode recorded here (pulled ones are others'
+    /// and never pushed).
     fn digests(store: &Store) -> Result<HashMap<String, String>, HubError> {
         let mut out = HashMap::new();
-        for r in store.episodes(&EpisodeFilter::default())? {
-            let t = store.trajectory(&r.id)?;
-            let expert = match &t.record.actor {
-                understudy::store::Actor::Expert { id } => match store.expert(id) {
-                    Ok(x) => Some(x),
-                    Err(understudy::Error::NotFound(_)) => None,
-                    Err(e) => return Err(e.into()),
-                },
-                understudy::store::Actor::Agent { .. } => None,
-            };
+        for r in client::recorded_here(store)? {
+            let (t, expert) = client::load(store, &r.id)?;
             out.insert(r.id.clone(), client::digest(&t, expert.as_ref()));
         }
         Ok(out)
@@ -409,8 +406,13 @@ impl Outbox {
             let _running = lock(&self.running);
             let account = lock(&self.saved).account.clone();
             if let Some(account) = account {
-                let pending = lock(&self.saved).pending.clone();
-                let after = lock(&self.saved).reviews_after;
+                let (pending, after) = {
+                    let saved = lock(&self.saved);
+                    (
+                        saved.pending.clone(),
+                        (saved.reviews_after, saved.grades_after.clone()),
+                    )
+                };
                 let mut progress = Progress::default();
                 let outcome = Self::sync_once(&account, store, &pending, after, &mut progress);
                 let mut saved = lock(&self.saved);
@@ -438,13 +440,13 @@ impl Outbox {
     /// One sync, in an order that lets each part rely on the ones before:
     /// the recordings pushed, the episodes to work on pulled, the work
     /// done here sent (grades name pulled episodes), then the decisions,
-    /// rubric versions and queue pulled. What got done is in `progress`
-    /// even when a later part fails.
+    /// the other graders' grades, rubric versions and queue pulled. What
+    /// got done is in `progress` even when a later part fails.
     fn sync_once(
         account: &Account,
         store: &Store,
         pending: &[Work],
-        reviews_after: i64,
+        (reviews_after, grades_after): (i64, GradesAfter),
         progress: &mut Progress,
     ) -> Result<(), HubError> {
         let hub = Hub::new(&account.url, &account.token)?;
@@ -471,6 +473,9 @@ impl Outbox {
             ));
         }
         progress.reviews_after = Some(pull::reviews(&hub, store, reviews_after)?);
+        if role.pulls_episodes() {
+            progress.grades_after = Some(pull::grades(&hub, store, grades_after)?);
+        }
         pull::rubrics(&hub, store)?;
         progress.assignments = Some(hub.assignments()?);
         Ok(())
@@ -490,6 +495,9 @@ impl Saved {
         }
         if let Some(after) = progress.reviews_after {
             self.reviews_after = after;
+        }
+        if let Some(after) = progress.grades_after {
+            self.grades_after = after;
         }
         for (w, d) in progress.delivered {
             if let Some(i) = self.pending.iter().position(|p| *p == w) {

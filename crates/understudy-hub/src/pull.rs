@@ -1,20 +1,22 @@
 //! What the app takes from the hub into its own store, so its screens
 //! work unchanged on the team's data: the finished episodes a reviewer or
-//! grader works on, the decisions reviewers made, and rubric versions.
+//! grader works on, the decisions reviewers made, the graders' judgments
+//! (with their scale levels) and overrides, and rubric versions.
 //!
 //! The local store stays the screens' one source: pulled episodes are
 //! imported whole (steps, expert profile, reviews) and replay, compare and
 //! grade like local ones. Pulling never changes what is already here:
 //! an episode the store has is left alone, a decision is applied only to
-//! an episode still waiting for one, and a rubric version is added once.
-
-use std::collections::HashSet;
+//! an episode still waiting for one, and a grade or rubric version is
+//! added once. Pulled episodes (and the profiles they bring) are marked
+//! as pulled in the same transaction: they are never pushed back, and the
+//! start screen does not offer their experts as people of this computer.
 
 use understudy::store::{EpisodeStatus, NewRubricVersion, Store};
 
 use crate::client::{EpisodeQuery, Hub};
 use crate::error::HubError;
-use crate::wire::RubricQuery;
+use crate::wire::{GradesAfter, RubricQuery, GRADES_PAGE};
 
 /// Whether the store has episode `id`.
 fn has(store: &Store, id: &str) -> Result<bool, HubError> {
@@ -26,46 +28,38 @@ fn has(store: &Store, id: &str) -> Result<bool, HubError> {
 }
 
 /// Imports the hub's finished episodes the store lacks; returns how many.
+/// Only those are fetched, a few hundred at a time, each lot one
+/// transaction: a pull cut off keeps the lots it finished and the next
+/// one fetches the rest.
 pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
-    let mut missing = HashSet::new();
-    let mut statuses = Vec::new();
+    let mut missing = Vec::new();
     for row in hub.episodes(&EpisodeQuery::default())? {
-        let status = row.record.status;
-        if status.is_open() || has(store, &row.record.id)? {
-            continue;
-        }
-        missing.insert(row.record.id);
-        if !statuses.contains(&status) {
-            statuses.push(status);
+        if !row.record.status.is_open() && !has(store, &row.record.id)? {
+            missing.push(row.record.id);
         }
     }
-    let mut experts = Vec::new();
-    let mut episodes = Vec::new();
-    for status in statuses {
-        let q = EpisodeQuery {
-            status: Some(status),
-            ..EpisodeQuery::default()
-        };
-        for b in hub.export_bundles(&q)? {
-            if !missing.remove(&b.trajectory.record.id) {
-                continue;
-            }
+    let mut pulled = 0;
+    for lot in missing.chunks(PULL_LOT) {
+        let mut experts: Vec<understudy::store::Expert> = Vec::new();
+        let mut episodes = Vec::new();
+        for b in hub.export_episodes(lot)? {
             if let Some(x) = b.expert {
-                if !experts
-                    .iter()
-                    .any(|e: &understudy::store::Expert| e.id == x.id)
-                {
+                if !experts.iter().any(|e| e.id == x.id) {
                     experts.push(x);
                 }
             }
             episodes.push((b.trajectory, b.reviews));
         }
+        if !episodes.is_empty() {
+            store.import_pulled(&experts, &episodes)?;
+        }
+        pulled += episodes.len();
     }
-    if !episodes.is_empty() {
-        store.import_full(&experts, &episodes)?;
-    }
-    Ok(episodes.len())
+    Ok(pulled)
 }
+
+/// How many episodes a pull fetches and imports at once.
+const PULL_LOT: usize = 200;
 
 /// Applies the hub's decisions with a row id above `after` to the
 /// store's episodes still waiting for one; returns the highest id seen.
@@ -83,6 +77,39 @@ pub(crate) fn reviews(hub: &Hub, store: &Store, after: i64) -> Result<i64, HubEr
         }
     }
     Ok(last)
+}
+
+/// Adds the hub's judgments and overrides stored after `after` to the
+/// store's episodes, each once: a grade the store already holds (this
+/// app's own, sent earlier, coming back) is not added again, so a pull
+/// cut off and repeated duplicates nothing. Returns the row ids to ask
+/// after next time.
+pub(crate) fn grades(
+    hub: &Hub,
+    store: &Store,
+    mut after: GradesAfter,
+) -> Result<GradesAfter, HubError> {
+    loop {
+        let page = hub.grades_after(&after)?;
+        for j in &page.judgments {
+            let g = &j.grade;
+            if has(store, &g.episode_id)? && !store.judgments(&g.episode_id)?.contains(&g.judgment)
+            {
+                store.save_judgment(&g.episode_id, &g.judgment)?;
+            }
+            after.judgments_after = after.judgments_after.max(j.id);
+        }
+        for o in &page.overrides {
+            let g = &o.grade;
+            if has(store, &g.episode_id)? && !store.overrides(&g.episode_id)?.contains(&g.record) {
+                store.save_override(&g.episode_id, &g.record)?;
+            }
+            after.overrides_after = after.overrides_after.max(o.id);
+        }
+        if page.judgments.len() < GRADES_PAGE && page.overrides.len() < GRADES_PAGE {
+            return Ok(after);
+        }
+    }
 }
 
 /// Adds the hub's rubric versions the store lacks; returns how many.

@@ -3,7 +3,9 @@
 //! must not be silently ignored.
 
 use serde::{Deserialize, Serialize};
-use understudy::store::{Decision, EpisodeRecord, Expert, JudgmentRecord, StepRecord, StoredScore};
+use understudy::store::{
+    Decision, EpisodeRecord, Expert, JudgmentRecord, OverrideRecord, StepRecord, StoredScore,
+};
 
 use crate::people::Person;
 
@@ -78,7 +80,16 @@ pub struct EpisodeJudgment {
     pub judgment: JudgmentRecord,
 }
 
-/// `POST /v1/sync/grades`: scores and judgments, stored in one
+/// A grader's override of one episode's automatically checked criterion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeOverride {
+    pub episode_id: String,
+    #[serde(rename = "override")]
+    pub record: OverrideRecord,
+}
+
+/// `POST /v1/sync/grades`: scores, judgments and overrides, stored in one
 /// transaction, each once (identified by its content).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +100,8 @@ pub struct GradesBatch {
     pub scores: Vec<StoredScore>,
     #[serde(default)]
     pub judgments: Vec<EpisodeJudgment>,
+    #[serde(default)]
+    pub overrides: Vec<EpisodeOverride>,
 }
 
 /// What a grades push stored.
@@ -98,6 +111,39 @@ pub struct GradesSummary {
     pub scores_added: usize,
     pub judgments: usize,
     pub judgments_added: usize,
+    #[serde(default)]
+    pub overrides: usize,
+    #[serde(default)]
+    pub overrides_added: usize,
+}
+
+/// `GET /v1/grades?judgments_after=&overrides_after=`: the judgments and
+/// overrides stored after the given row ids, which a grader's app pulls
+/// into its store (a page at a time: [`GRADES_PAGE`] of each at most).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GradesAfter {
+    #[serde(default)]
+    pub judgments_after: i64,
+    #[serde(default)]
+    pub overrides_after: i64,
+}
+
+/// The most judgments (and, apart, overrides) one `GET /v1/grades` answers.
+pub const GRADES_PAGE: usize = 2000;
+
+/// A row with the hub's id for it (what the next pull asks after).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Numbered<T> {
+    pub id: i64,
+    pub grade: T,
+}
+
+/// The answer to [`GradesAfter`], oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewGrades {
+    pub judgments: Vec<Numbered<EpisodeJudgment>>,
+    pub overrides: Vec<Numbered<EpisodeOverride>>,
 }
 
 /// One episode as a client pushes it: the header and every step recorded so
@@ -219,6 +265,17 @@ pub struct ReviewRequest {
     #[serde(default)]
     pub request_id: Option<String>,
 }
+
+/// `POST /v1/export/episodes`: whole episodes by id, what an app pulls
+/// (only the ones it lacks, not the whole hub).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeIds {
+    pub ids: Vec<String>,
+}
+
+/// The most ids one `POST /v1/export/episodes` takes.
+pub const MAX_EXPORT_IDS: usize = 500;
 
 /// One row of `GET /v1/episodes`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
 //! Work done in the app's own screens that belongs on the hub: a
-//! reviewer's decision, a grader's grades of a run, an annotator's rubric
+//! reviewer's decision, a grader's grades of a run (judgments of judged
+//! criteria, with their scale level, and overrides of automatic checks), an annotator's rubric
 //! version. Each is saved in the local store first, exactly as without a
 //! hub, then queued here (in `hub.json`) and sent by the next sync, so it
 //! survives the hub being down and the app being closed.
@@ -14,7 +15,7 @@ use understudy::store::{Decision, Store};
 
 use crate::client::Hub;
 use crate::error::HubError;
-use crate::wire::{EpisodeJudgment, GradesBatch, ReviewRequest, RubricUpload};
+use crate::wire::{EpisodeJudgment, EpisodeOverride, GradesBatch, ReviewRequest, RubricUpload};
 
 /// One piece of work waiting to be sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,7 +29,8 @@ pub enum Work {
         decision: Decision,
         comment: String,
     },
-    /// Every score and judgment the local store holds of an episode.
+    /// Every score, judgment and override the local store holds of an
+    /// episode.
     Grades { episode_id: String },
     /// A rubric version in the local store.
     Rubric {
@@ -152,8 +154,8 @@ fn refusal(work: &Work, e: &HubError) -> String {
     }
 }
 
-/// An episode's scores and judgments, as one batch.
-fn grades(store: &Store, episode_id: &str) -> Result<GradesBatch, HubError> {
+/// An episode's scores, judgments and overrides, as one batch.
+pub(crate) fn grades(store: &Store, episode_id: &str) -> Result<GradesBatch, HubError> {
     Ok(GradesBatch {
         scores: store.scores(episode_id)?,
         judgments: store
@@ -162,6 +164,14 @@ fn grades(store: &Store, episode_id: &str) -> Result<GradesBatch, HubError> {
             .map(|judgment| EpisodeJudgment {
                 episode_id: episode_id.to_string(),
                 judgment,
+            })
+            .collect(),
+        overrides: store
+            .overrides(episode_id)?
+            .into_iter()
+            .map(|record| EpisodeOverride {
+                episode_id: episode_id.to_string(),
+                record,
             })
             .collect(),
     })

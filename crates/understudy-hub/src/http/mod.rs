@@ -64,6 +64,8 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/sync/grades", post(push_grades))
         .route("/v1/scores", get(list_scores))
         .route("/v1/judgments", get(list_judgments))
+        .route("/v1/overrides", get(list_overrides))
+        .route("/v1/grades", get(grades_after))
         .route("/v1/worlds", get(list_worlds).post(upload_world))
         .route("/v1/worlds/{hash}", get(world_files))
         .route("/v1/assignments", get(list_assignments).post(assign))
@@ -73,6 +75,7 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/episodes/{id}/reviews", post(review))
         .route("/v1/reviews", get(list_reviews))
         .route("/v1/export", get(export_native))
+        .route("/v1/export/episodes", post(export_by_id))
         .fallback(|| async { ApiError::not_found("no such route; see docs/hub.md") })
         .with_state(AppState {
             pool,
@@ -252,6 +255,26 @@ async fn list_judgments(
     Ok(Json(crate::grades::judgments(&db, &p, &q).await?))
 }
 
+async fn list_overrides(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<episodes::Query>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Vec<EpisodeOverride>> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::overrides(&db, &p, &q).await?))
+}
+
+async fn grades_after(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<GradesAfter>, axum::extract::rejection::QueryRejection>,
+) -> Answer<NewGrades> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::after(&db, &p, &q).await?))
+}
+
 async fn list_worlds(State(s): State<AppState>, Caller(_): Caller) -> Answer<Vec<WorldInfo>> {
     let db = s.pool.get().await?;
     Ok(Json(crate::worlds::list(&db).await?))
@@ -375,6 +398,35 @@ async fn export_native(
     let db = s.pool.get().await?;
     let bundles = episodes::bundles(&db, &p, &q).await?;
     drop(db);
+    native_lines(bundles).await
+}
+
+/// [`export_native`] of the episodes named (those the caller sees; ids
+/// the hub lacks are left out): an app pulls only what it lacks.
+async fn export_by_id(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<EpisodeIds>,
+) -> Result<Response, ApiError> {
+    if b.ids.len() > MAX_EXPORT_IDS {
+        return Err(ApiError::bad_request(format!(
+            "ids: {} episodes asked for at once; ask for {MAX_EXPORT_IDS} at most",
+            b.ids.len()
+        )));
+    }
+    if let Some(n) = b.ids.iter().position(|id| id.trim().is_empty()) {
+        return Err(ApiError::bad_request(format!(
+            "ids[{n}]: an empty episode id"
+        )));
+    }
+    let db = s.pool.get().await?;
+    let bundles = episodes::bundles_by_id(&db, &p, &b.ids).await?;
+    drop(db);
+    native_lines(bundles).await
+}
+
+/// Native lines of `bundles`, written off the async threads.
+async fn native_lines(bundles: Vec<export::EpisodeBundle>) -> Result<Response, ApiError> {
     let body = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
         let mut out = Vec::new();
         let options = ExportOptions {

@@ -1,7 +1,9 @@
 //! An export from the hub is byte-identical to an export of the same
 //! episodes from the expert's own store, in every format, rewards
 //! included: the hub's episodes come back as the engine's own bundles, its
-//! scores as their rewards, and the engine writes them.
+//! scores as their rewards, and the engine writes them. The grades beside
+//! them (judgments with their scale level, overrides of checks) are the
+//! local ones.
 
 use std::collections::BTreeSet;
 
@@ -50,14 +52,59 @@ fn an_export_from_the_hub_equals_the_local_export_byte_for_byte() {
                 reason: "polite".into(),
                 judge: "grader".into(),
                 at: String::new(),
-                level: None,
+                level: Some("Warm".into()),
             },
         )
-        .expect("a judgment");
+        .expect("a judgment on a scale");
+    store
+        .save_override(
+            &episodes[0],
+            &understudy::store::OverrideRecord {
+                criterion_id: "paid".into(),
+                criterion_hash: None,
+                original_met: Some(true),
+                met: false,
+                reason: "Paid the wrong account".into(),
+                grader: "grader".into(),
+                at: String::new(),
+            },
+        )
+        .expect("an override");
     let pushed = client(&hub.url, &engineer)
         .push_grades(&store, PushOptions::default())
         .expect("the grades push");
-    assert_eq!((pushed.scores_added, pushed.judgments_added), (4, 1));
+    assert_eq!(
+        (
+            pushed.scores_added,
+            pushed.judgments_added,
+            pushed.overrides_added
+        ),
+        (4, 1, 1)
+    );
+    // The grades an export is read with are the local ones, level and
+    // override included.
+    let hub_judgments = client(&hub.url, &engineer)
+        .judgments(&EpisodeQuery::default())
+        .expect("the hub's judgments");
+    assert_eq!(
+        hub_judgments
+            .iter()
+            .map(|j| (j.episode_id.clone(), j.judgment.clone()))
+            .collect::<Vec<_>>(),
+        vec![(
+            episodes[1].clone(),
+            store.judgments(&episodes[1]).expect("local")[0].clone()
+        )]
+    );
+    let hub_overrides = client(&hub.url, &engineer)
+        .overrides(&EpisodeQuery::default())
+        .expect("the hub's overrides");
+    assert_eq!(hub_overrides.len(), 1);
+    assert_eq!(hub_overrides[0].episode_id, episodes[0]);
+    assert_eq!(
+        hub_overrides[0].record,
+        store.overrides(&episodes[0]).expect("local")[0]
+    );
 
     let worlds_dir = mini_dir()
         .parent()

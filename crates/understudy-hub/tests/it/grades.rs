@@ -63,6 +63,7 @@ fn graders_push_scores_and_judgments_once_and_each_role_reads_its_share() {
     let good = GradesBatch {
         scores: vec![score(&ids[0], Some(0.5))],
         judgments: vec![judgment(&ids[0], "polite and exact")],
+        ..GradesBatch::default()
     };
     let first = post(&annotator, &good).expect("the annotator grades");
     assert_eq!((first.scores_added, first.judgments_added), (1, 1));
@@ -89,7 +90,7 @@ fn graders_push_scores_and_judgments_once_and_each_role_reads_its_share() {
             &annotator,
             GradesBatch {
                 scores: vec![score(&ids[1], Some(0.9)), score("no-such", Some(0.1))],
-                judgments: vec![],
+                ..GradesBatch::default()
             },
             "not_found",
             "no episode no-such",
@@ -99,7 +100,7 @@ fn graders_push_scores_and_judgments_once_and_each_role_reads_its_share() {
             &annotator,
             GradesBatch {
                 scores: vec![score(&ids[1], Some(1.5))],
-                judgments: vec![],
+                ..GradesBatch::default()
             },
             "bad_request",
             "scores[0].record.value: 1.5 is outside 0..1",
@@ -110,6 +111,7 @@ fn graders_push_scores_and_judgments_once_and_each_role_reads_its_share() {
             GradesBatch {
                 scores: vec![score(&ids[1], Some(0.9))],
                 judgments: vec![judgment(&ids[1], " ")],
+                ..GradesBatch::default()
             },
             "bad_request",
             "judgments[0].judgment.reason: must not be empty",
@@ -125,7 +127,7 @@ fn graders_push_scores_and_judgments_once_and_each_role_reads_its_share() {
                     },
                     ..score(&ids[1], Some(0.9))
                 }],
-                judgments: vec![],
+                ..GradesBatch::default()
             },
             "bad_request",
             "names task `frozen`",

@@ -10,6 +10,7 @@ mod faults;
 mod grades;
 mod limits;
 mod outbox;
+mod pulled;
 mod refusals;
 mod review;
 mod roles;

@@ -8,37 +8,6 @@ use understudy_hub::Role;
 
 use crate::support::*;
 
-/// A raw request: the status and the JSON answer.
-fn raw(
-    method: &str,
-    url: &str,
-    token: Option<&str>,
-    content_type: Option<&str>,
-    body: Vec<u8>,
-) -> (u16, serde_json::Value) {
-    let http = reqwest::blocking::Client::new();
-    let mut req = http
-        .request(method.parse().expect("a method"), url)
-        .body(body);
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    if let Some(c) = content_type {
-        req = req.header("content-type", c);
-    }
-    let resp = req.send().expect("an answer");
-    let status = resp.status().as_u16();
-    (status, resp.json().expect("a JSON answer"))
-}
-
-fn assert_error(answer: (u16, serde_json::Value), status: u16, code: &str, says: &str) {
-    let (s, body) = answer;
-    assert_eq!(s, status, "{body}");
-    assert_eq!(body["code"], code, "{body}");
-    let message = body["message"].as_str().expect("a message");
-    assert!(message.contains(says), "{message:?} should say {says:?}");
-}
-
 fn batch_of(store: &understudy::store::Store) -> PushBatch {
     let mut episodes = Vec::new();
     for r in store.episodes(&Default::default()).expect("episodes") {
