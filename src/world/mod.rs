@@ -244,6 +244,13 @@ pub struct ToolSpec {
 /// The prefix that turns a view name into its read tool's name.
 pub const VIEW_TOOL_PREFIX: &str = "view_";
 
+/// The SQL parameter that holds every argument of a tool call as one JSON
+/// object (`json_each(:_arguments)`), declared or not: a guard can refuse
+/// arguments a tool does not take with the world's own message (τ-bench's
+/// Python keyword errors) instead of the schema's. Reserved: no tool may
+/// declare a parameter of this name.
+pub const ALL_ARGUMENTS: &str = "_arguments";
+
 impl World {
     /// Loads and validates the world in `dir`. Either everything is right
     /// and a world comes back, or every problem found is reported.
