@@ -5,6 +5,7 @@
 //! episode that runs in it. Loading does all validation up front, so nothing
 //! at run time can discover that the world itself is broken.
 
+pub(crate) mod base;
 mod hash;
 mod image;
 mod load;
@@ -62,6 +63,8 @@ pub struct World {
     pub(crate) image_source: image::ImageSource,
     /// How `reset` can undo an episode's changes row by row.
     pub(crate) restore: RestorePlan,
+    /// The read-only seed every episode diffs against and restores from.
+    pub(crate) base: base::SharedBase,
     pub(crate) scripts: rhai::Engine,
     pub(crate) templates: minijinja::Environment<'static>,
 }
