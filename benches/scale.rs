@@ -32,7 +32,7 @@ fn last_record(world_dir: &std::path::Path, file: &str) -> (String, Value) {
     let Value::Object(map) = serde_json::from_str(&text).expect("seed JSON") else {
         panic!("{file} is an object keyed by id");
     };
-    map.into_iter().last().expect("a record")
+    map.into_iter().next_back().expect("a record")
 }
 
 /// The look-ups a τ-retail agent makes, each by a key of the newest user
@@ -76,7 +76,11 @@ fn scales() -> Vec<usize> {
     std::env::var("SCALES")
         .unwrap_or_else(|_| "1,10,100".into())
         .split(',')
-        .map(|s| s.trim().parse().expect("SCALES: whole numbers, e.g. 1,10,100"))
+        .map(|s| {
+            s.trim()
+                .parse()
+                .expect("SCALES: whole numbers, e.g. 1,10,100")
+        })
         .collect()
 }
 
@@ -118,23 +122,27 @@ fn scale(c: &mut Criterion) {
                 "x{factor} {name}: {:?}",
                 first.observation
             );
-            group.bench_with_input(BenchmarkId::new(name, format!("x{factor}")), &action, |b, a| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    let mut done = 0;
-                    while done < iters {
-                        episode.reset(&task, 0).expect("reset");
-                        let n = (iters - done).min(STEPS_PER_RESET);
-                        let started = Instant::now();
-                        for _ in 0..n {
-                            std::hint::black_box(episode.step(a).expect("step"));
+            group.bench_with_input(
+                BenchmarkId::new(name, format!("x{factor}")),
+                &action,
+                |b, a| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        let mut done = 0;
+                        while done < iters {
+                            episode.reset(&task, 0).expect("reset");
+                            let n = (iters - done).min(STEPS_PER_RESET);
+                            let started = Instant::now();
+                            for _ in 0..n {
+                                std::hint::black_box(episode.step(a).expect("step"));
+                            }
+                            total += started.elapsed();
+                            done += n;
                         }
-                        total += started.elapsed();
-                        done += n;
-                    }
-                    total
-                })
-            });
+                        total
+                    })
+                },
+            );
         }
     }
     group.finish();

@@ -15,7 +15,12 @@ use understudy::{Action, Episode, World};
 /// refusing unknown argument names (the first in byte order) in a guard.
 fn world_refusing_unknown_names() -> Arc<World> {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/get_account.toml", "additionalProperties = false\n", "");
+    replace(
+        dir.path(),
+        "tools/get_account.toml",
+        "additionalProperties = false\n",
+        "",
+    );
     common::append(
         dir.path(),
         "tools/get_account.toml",
@@ -33,7 +38,10 @@ fn a_guard_sees_every_argument_declared_or_not() {
     let world = world_refusing_unknown_names();
     let mut ep = Episode::new(world).expect("episode");
     ep.reset("pay-back", 0).expect("reset");
-    let fine = ep.step(&get(json!({"account_id": "A-1"}))).expect("step").observation;
+    let fine = ep
+        .step(&get(json!({"account_id": "A-1"})))
+        .expect("step")
+        .observation;
     assert!(fine.ok, "{}", fine.text);
     let refused = ep
         .step(&get(json!({"account_id": "A-1", "zeta": 1, "beta": [2]})))
@@ -49,7 +57,12 @@ fn a_guard_sees_every_argument_declared_or_not() {
 #[test]
 fn arguments_bind_as_json_with_their_types() {
     let dir = copy_world(&mini_dir());
-    replace(dir.path(), "tools/get_account.toml", "additionalProperties = false\n", "");
+    replace(
+        dir.path(),
+        "tools/get_account.toml",
+        "additionalProperties = false\n",
+        "",
+    );
     replace(
         dir.path(),
         "tools/get_account.toml",
@@ -60,7 +73,9 @@ fn arguments_bind_as_json_with_their_types() {
     let mut ep = Episode::new(world).expect("episode");
     ep.reset("pay-back", 0).expect("reset");
     let out = ep
-        .step(&get(json!({"account_id": "A-1", "n": 2.5, "list": [1, "x"]})))
+        .step(&get(
+            json!({"account_id": "A-1", "n": 2.5, "list": [1, "x"]}),
+        ))
         .expect("step")
         .observation;
     assert!(out.ok, "{}", out.text);

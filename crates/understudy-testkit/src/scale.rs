@@ -52,7 +52,10 @@ fn read_object(path: &Path) -> Result<Map<String, Value>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     match serde_json::from_str(&text) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!("{}: expected an object keyed by id", path.display())),
+        Ok(_) => Err(format!(
+            "{}: expected an object keyed by id",
+            path.display()
+        )),
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }
