@@ -11,9 +11,9 @@ use common::{copy_world, mini_dir, problems, replace};
 use serde_json::json;
 use understudy::{Action, Episode, World};
 
-/// The mini world's `get_account` without `additionalProperties = false`,
-/// refusing unknown argument names (the first in byte order) in a guard.
-fn world_refusing_unknown_names() -> Arc<World> {
+/// A copy of the mini world whose `get_account` schema lets any argument
+/// name through (no `additionalProperties = false`).
+fn mini_taking_any_arguments() -> tempfile::TempDir {
     let dir = copy_world(&mini_dir());
     replace(
         dir.path(),
@@ -21,6 +21,13 @@ fn world_refusing_unknown_names() -> Arc<World> {
         "additionalProperties = false\n",
         "",
     );
+    dir
+}
+
+/// The mini world's `get_account` without `additionalProperties = false`,
+/// refusing unknown argument names (the first in byte order) in a guard.
+fn world_refusing_unknown_names() -> Arc<World> {
+    let dir = mini_taking_any_arguments();
     common::append(
         dir.path(),
         "tools/get_account.toml",
@@ -56,13 +63,7 @@ fn a_guard_sees_every_argument_declared_or_not() {
 
 #[test]
 fn arguments_bind_as_json_with_their_types() {
-    let dir = copy_world(&mini_dir());
-    replace(
-        dir.path(),
-        "tools/get_account.toml",
-        "additionalProperties = false\n",
-        "",
-    );
+    let dir = mini_taking_any_arguments();
     replace(
         dir.path(),
         "tools/get_account.toml",

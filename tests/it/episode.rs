@@ -463,10 +463,9 @@ fn read_only_queries_cannot_write() {
         .is_err());
 }
 
-/// Reset must restore the seed whether it reverts rows one by one or copies
-/// the whole snapshot (worlds with triggers or cascading foreign keys).
-#[test]
-fn reset_restores_the_seed_in_every_kind_of_world() {
+/// Two copies of the mini world: as it is, and with a trigger (an audit
+/// row per transfer), which makes reset copy the whole seed back.
+fn mini_plain_and_with_trigger() -> (tempfile::TempDir, tempfile::TempDir) {
     let plain = common::copy_world(&common::mini_dir());
     let with_trigger = common::copy_world(&common::mini_dir());
     common::write(
@@ -476,6 +475,14 @@ fn reset_restores_the_seed_in_every_kind_of_world() {
             + "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT);\n\
                CREATE TRIGGER log_transfer AFTER INSERT ON transfers BEGIN INSERT INTO audit (what) VALUES (NEW.id); END;\n"),
     );
+    (plain, with_trigger)
+}
+
+/// Reset must restore the seed whether it reverts rows one by one or copies
+/// the whole snapshot (worlds with triggers or cascading foreign keys).
+#[test]
+fn reset_restores_the_seed_in_every_kind_of_world() {
+    let (plain, with_trigger) = mini_plain_and_with_trigger();
     for dir in [plain.path(), with_trigger.path()] {
         let world = std::sync::Arc::new(understudy::World::load(dir).unwrap());
         let mut ep = Episode::new(world.clone()).unwrap();
@@ -518,15 +525,7 @@ fn reset_restores_the_seed_in_every_kind_of_world() {
 /// resets to the seed, by rows or by whole copy, with another open beside it.
 #[test]
 fn sessions_sharing_the_seed_keep_their_changes_apart() {
-    let plain = common::copy_world(&common::mini_dir());
-    let with_trigger = common::copy_world(&common::mini_dir());
-    common::write(
-        with_trigger.path(),
-        "schema.sql",
-        &(std::fs::read_to_string(common::mini_dir().join("schema.sql")).unwrap()
-            + "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT);\n\
-               CREATE TRIGGER log_transfer AFTER INSERT ON transfers BEGIN INSERT INTO audit (what) VALUES (NEW.id); END;\n"),
-    );
+    let (plain, with_trigger) = mini_plain_and_with_trigger();
     for dir in [plain.path(), with_trigger.path()] {
         let world = std::sync::Arc::new(understudy::World::load(dir).unwrap());
         let mut a = common::episode(&world, "pay-back");
