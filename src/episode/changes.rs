@@ -60,9 +60,10 @@ pub(super) fn compute(ep: &Episode) -> Result<Changes> {
             continue;
         };
         let live = ep.conn();
+        let base = crate::world::base::lock(&ep.base);
         let mut keys: IndexSet<Value> = IndexSet::new();
         for rowid in rowids {
-            for conn in [live, &ep.base] {
+            for conn in [live, &*base] {
                 if let Some(k) = key_at(conn, info, rowid)? {
                     keys.insert(k);
                 }
@@ -70,7 +71,7 @@ pub(super) fn compute(ep: &Episode) -> Result<Changes> {
         }
         let mut changes = TableChanges::default();
         for key in keys {
-            let before = record(&ep.base, info, &key)?;
+            let before = record(&base, info, &key)?;
             let after = record(live, info, &key)?;
             let label = plain_text(&key);
             match (before, after) {

@@ -91,8 +91,9 @@ pub struct Episode {
     world: Arc<World>,
     /// Always `Some` except while lent to a script for one call.
     conn: Option<Connection>,
-    /// The seeded database, read-only, to diff against.
-    base: Connection,
+    /// The seeded database, read-only, to diff against and restore from;
+    /// one per world, shared by its episodes.
+    base: Arc<Mutex<Connection>>,
     sandbox: Sandbox,
     state: SharedState,
     touched: Touched,
@@ -140,9 +141,7 @@ impl Episode {
                 .insert((table.to_string(), rowid));
         }))?;
         let budget = OperationBudget::install(&conn)?;
-        let mut base = Connection::open_in_memory()?;
-        base.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        base.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), true)?;
+        let base = world.base.get(&world.snapshot)?;
         Ok(Episode {
             world,
             conn: Some(conn),

@@ -56,7 +56,8 @@ fn copy_base(ep: &mut Episode) -> Result<()> {
     // cached statements anyway; finalizing them now keeps none of them
     // holding the old database's pages or schema.
     live.flush_prepared_statement_cache();
-    let copy = Backup::new_with_names(base, MAIN_DB, live, MAIN_DB)?;
+    let base = crate::world::base::lock(base);
+    let copy = Backup::new_with_names(&base, MAIN_DB, live, MAIN_DB)?;
     match copy.step(-1)? {
         StepResult::Done => {}
         // One connection per thread and no other user of either database:
@@ -78,7 +79,8 @@ fn copy_base(ep: &mut Episode) -> Result<()> {
 
 fn revert(ep: &Episode, touched: &[(String, i64)]) -> rusqlite::Result<()> {
     let live = ep.conn();
-    let base = &ep.base;
+    let base = crate::world::base::lock(&ep.base);
+    let base = &*base;
     let plan = &ep.world.restore;
     let mut by_table: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
     for (t, rowid) in touched {

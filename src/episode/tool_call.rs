@@ -13,7 +13,10 @@ use crate::sql::is_bound;
 use crate::sql::sandbox::SandboxMode;
 use crate::sql::values::{bind_named, collect_rows, from_json, truthy};
 use crate::template;
-use crate::world::{describe_schema_error, sql_message, ResultShape, Tool, ToolKind};
+use crate::world::{
+    describe_schema_error, sql_message, ResultShape, Tool, ToolKind, ALL_ARGUMENTS,
+};
+use rusqlite::types::Value as SqlValue;
 
 pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> Observation {
     let instance = Value::Object(args.clone());
@@ -87,7 +90,15 @@ fn execute(
     mode: SandboxMode,
 ) -> Observation {
     let world = std::sync::Arc::clone(&ep.world);
-    let lookup = |name: &str| args.get(name).map(from_json);
+    let lookup = |name: &str| {
+        if name == ALL_ARGUMENTS {
+            Some(SqlValue::Text(
+                serde_json::to_string(args).unwrap_or_else(|_| "{}".into()),
+            ))
+        } else {
+            args.get(name).map(from_json)
+        }
+    };
 
     for guard in &tool.guards {
         let checked = (|| -> rusqlite::Result<(bool, Map<String, Value>)> {

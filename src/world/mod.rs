@@ -5,6 +5,7 @@
 //! episode that runs in it. Loading does all validation up front, so nothing
 //! at run time can discover that the world itself is broken.
 
+pub(crate) mod base;
 mod hash;
 mod image;
 mod load;
@@ -63,6 +64,8 @@ pub struct World {
     pub(crate) image_source: image::ImageSource,
     /// How `reset` can undo an episode's changes row by row.
     pub(crate) restore: RestorePlan,
+    /// The read-only seed every episode diffs against and restores from.
+    pub(crate) base: base::SharedBase,
     pub(crate) scripts: rhai::Engine,
     pub(crate) templates: minijinja::Environment<'static>,
 }
@@ -251,6 +254,13 @@ pub struct ToolSpec {
 
 /// The prefix that turns a view name into its read tool's name.
 pub const VIEW_TOOL_PREFIX: &str = "view_";
+
+/// The SQL parameter that holds every argument of a tool call as one JSON
+/// object (`json_each(:_arguments)`), declared or not: a guard can refuse
+/// arguments a tool does not take with the world's own message (τ-bench's
+/// Python keyword errors) instead of the schema's. Reserved: no tool may
+/// declare a parameter of this name.
+pub const ALL_ARGUMENTS: &str = "_arguments";
 
 impl World {
     /// Loads and validates the world in `dir`. Either everything is right

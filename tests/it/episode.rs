@@ -463,10 +463,9 @@ fn read_only_queries_cannot_write() {
         .is_err());
 }
 
-/// Reset must restore the seed whether it reverts rows one by one or copies
-/// the whole snapshot (worlds with triggers or cascading foreign keys).
-#[test]
-fn reset_restores_the_seed_in_every_kind_of_world() {
+/// Two copies of the mini world: as it is, and with a trigger (an audit
+/// row per transfer), which makes reset copy the whole seed back.
+fn mini_plain_and_with_trigger() -> (tempfile::TempDir, tempfile::TempDir) {
     let plain = common::copy_world(&common::mini_dir());
     let with_trigger = common::copy_world(&common::mini_dir());
     common::write(
@@ -476,6 +475,14 @@ fn reset_restores_the_seed_in_every_kind_of_world() {
             + "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT);\n\
                CREATE TRIGGER log_transfer AFTER INSERT ON transfers BEGIN INSERT INTO audit (what) VALUES (NEW.id); END;\n"),
     );
+    (plain, with_trigger)
+}
+
+/// Reset must restore the seed whether it reverts rows one by one or copies
+/// the whole snapshot (worlds with triggers or cascading foreign keys).
+#[test]
+fn reset_restores_the_seed_in_every_kind_of_world() {
+    let (plain, with_trigger) = mini_plain_and_with_trigger();
     for dir in [plain.path(), with_trigger.path()] {
         let world = std::sync::Arc::new(understudy::World::load(dir).unwrap());
         let mut ep = Episode::new(world.clone()).unwrap();
@@ -510,6 +517,51 @@ fn reset_restores_the_seed_in_every_kind_of_world() {
                 "the trigger's row is part of the diff"
             );
         }
+    }
+}
+
+/// Sessions of one world share its read-only seed (one copy, not one per
+/// session): what one session changes is in its own diff only, and each
+/// resets to the seed, by rows or by whole copy, with another open beside it.
+#[test]
+fn sessions_sharing_the_seed_keep_their_changes_apart() {
+    let (plain, with_trigger) = mini_plain_and_with_trigger();
+    for dir in [plain.path(), with_trigger.path()] {
+        let world = std::sync::Arc::new(understudy::World::load(dir).unwrap());
+        let mut a = common::episode(&world, "pay-back");
+        let mut b = common::episode(&world, "pay-back");
+        let moved = a
+            .step(&Action::tool(
+                "transfer",
+                json!({"from_id": "A-1", "to_id": "A-2", "amount": 10}),
+            ))
+            .unwrap();
+        assert!(moved.observation.ok, "{}", moved.observation.text);
+        let tagged = b
+            .step(&Action::tool(
+                "tag_doc",
+                json!({"doc_id": "d2", "tag": "z"}),
+            ))
+            .unwrap();
+        assert!(tagged.observation.ok, "{}", tagged.observation.text);
+        let (in_a, in_b) = (a.changes().unwrap(), b.changes().unwrap());
+        assert!(
+            in_a.contains_key("accounts") && !in_a.contains_key("docs"),
+            "{in_a:?}"
+        );
+        assert!(
+            in_b.contains_key("docs") && !in_b.contains_key("accounts"),
+            "{in_b:?}"
+        );
+        a.reset("pay-back", 0).unwrap();
+        assert!(a.changes().unwrap().is_empty(), "a resets to the seed");
+        assert_eq!(
+            b.changes().unwrap(),
+            in_b,
+            "b keeps its change through a's reset"
+        );
+        b.reset("pay-back", 0).unwrap();
+        assert!(b.changes().unwrap().is_empty(), "b resets to the seed");
     }
 }
 

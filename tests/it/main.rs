@@ -1,6 +1,7 @@
 //! The engine's integration tests, in one crate so the engine links once.
 //! Each module is one area; shared fixtures come from `understudy-testkit`.
 
+mod all_arguments;
 mod bounds;
 mod determinism;
 mod episode;

@@ -5,6 +5,7 @@
 //! Helpers panic with a message on failure: they run only inside tests.
 
 pub mod fuzz;
+pub mod scale;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -150,6 +150,7 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
         snapshot,
         image_source,
         restore,
+        base: Default::default(),
         scripts,
         templates,
     })

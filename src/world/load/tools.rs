@@ -15,7 +15,7 @@ use crate::diagnostics::line_of;
 use crate::script;
 use crate::sql::sandbox::SandboxMode;
 use crate::world::manifest::{GuardToml, ResultShape, ResultToml, ToolKind, ToolToml};
-use crate::world::{Guard, Tool, ToolResult, VIEW_TOOL_PREFIX};
+use crate::world::{Guard, Tool, ToolResult, ALL_ARGUMENTS, VIEW_TOOL_PREFIX};
 
 /// The tools of `tools/`: those that compiled, and the names of those
 /// whose files had problems.
@@ -216,6 +216,13 @@ impl ToolCompiler<'_, '_> {
             .and_then(|p| p.as_object())
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
+        if self.declared.contains(ALL_ARGUMENTS) {
+            self.report(
+                None,
+                &format!(", parameter {ALL_ARGUMENTS}"),
+                format!("`{ALL_ARGUMENTS}` is reserved: in the tool's SQL, :{ALL_ARGUMENTS} is every argument as one JSON object; name the parameter otherwise"),
+            );
+        }
         if let Some(required) = parameters.get("required").and_then(|r| r.as_array()) {
             for name in required.iter().filter_map(|r| r.as_str()) {
                 if !self.declared.contains(name) {
@@ -244,7 +251,7 @@ impl ToolCompiler<'_, '_> {
     /// Every `:name` in `used` must be a declared parameter.
     fn check_used(&mut self, used: &[String], line: usize, piece: &str) {
         for name in used {
-            if !self.declared.contains(name) {
+            if name != ALL_ARGUMENTS && !self.declared.contains(name) {
                 let message = format!(
                     "uses :{name}, which is not a declared parameter (declared: {})",
                     self.declared.iter().cloned().collect::<Vec<_>>().join(", ")
