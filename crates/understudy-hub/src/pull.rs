@@ -84,30 +84,42 @@ pub(crate) fn reviews(hub: &Hub, store: &Store, after: i64) -> Result<i64, HubEr
 /// app's own, sent earlier, coming back) is not added again, so a pull
 /// cut off and repeated duplicates nothing. Returns the row ids to ask
 /// after next time.
+///
+/// A grade of a run this store does not have yet (submitted and graded
+/// on the hub after this sync listed the finished runs) is not passed
+/// over for good: the ids returned stop just before the first such grade,
+/// so the next sync, which pulls that run first, reads it again.
 pub(crate) fn grades(
     hub: &Hub,
     store: &Store,
     mut after: GradesAfter,
 ) -> Result<GradesAfter, HubError> {
+    let (mut judgment_waits, mut override_waits) = (None, None);
     loop {
         let page = hub.grades_after(&after)?;
         for j in &page.judgments {
             let g = &j.grade;
-            if has(store, &g.episode_id)? && !store.judgments(&g.episode_id)?.contains(&g.judgment)
-            {
+            if !has(store, &g.episode_id)? {
+                judgment_waits.get_or_insert(j.id);
+            } else if !store.judgments(&g.episode_id)?.contains(&g.judgment) {
                 store.save_judgment(&g.episode_id, &g.judgment)?;
             }
             after.judgments_after = after.judgments_after.max(j.id);
         }
         for o in &page.overrides {
             let g = &o.grade;
-            if has(store, &g.episode_id)? && !store.overrides(&g.episode_id)?.contains(&g.record) {
+            if !has(store, &g.episode_id)? {
+                override_waits.get_or_insert(o.id);
+            } else if !store.overrides(&g.episode_id)?.contains(&g.record) {
                 store.save_override(&g.episode_id, &g.record)?;
             }
             after.overrides_after = after.overrides_after.max(o.id);
         }
         if page.judgments.len() < GRADES_PAGE && page.overrides.len() < GRADES_PAGE {
-            return Ok(after);
+            return Ok(GradesAfter {
+                judgments_after: judgment_waits.map_or(after.judgments_after, |id| id - 1),
+                overrides_after: override_waits.map_or(after.overrides_after, |id| id - 1),
+            });
         }
     }
 }

@@ -467,3 +467,84 @@ fn an_app_that_pulled_as_a_reviewer_then_signs_in_as_an_expert_pushes_only_its_o
         "nothing stored"
     );
 }
+
+/// A run submitted and graded on the hub between a reviewer's listing of
+/// the finished runs and the pull of grades in the same sync (mimicked by
+/// the run showing as still in progress to that sync): its grade is not
+/// passed over for good, but arrives with the run on the next sync, once.
+#[test]
+fn a_grade_of_a_run_not_pulled_yet_arrives_with_the_run_on_the_next_sync() {
+    let Some(server) = server_url() else { return };
+    let db = fresh_database(&server);
+    let hub = hub_in_process(&db, understudy_hub::DEFAULT_MAX_BODY_BYTES);
+    let admin = client(&hub.url, &person(&db, "admin", Role::Admin));
+    let ada_token = person(&db, "ada", Role::Expert);
+    let ann_token = person(&db, "ann", Role::Annotator);
+    let gus_token = person(&db, "gus", Role::Reviewer);
+    admin.add_world(&mini_dir()).expect("the world");
+    let (_ada_dir, ada_store) = local_store();
+    let ids = record(&ada_store, "x-ada", 1);
+    client(&hub.url, &ada_token)
+        .push(&ada_store, PushOptions::default())
+        .expect("ada pushes");
+
+    // Ann grades the run, on a scale, and her grade reaches the hub.
+    let (ann_dir, ann_store) = local_store();
+    let ann = Outbox::open(ann_dir.path()).expect("ann's settings");
+    ann.sign_in_with_token(&hub.url, &ann_token)
+        .expect("ann signs in");
+    assert_eq!(ann.sync(&ann_store).expect("a sync").last_error, None);
+    let graded = on_a_scale("Curt");
+    ann_store
+        .save_judgment(&ids[0], &graded)
+        .expect("judged here");
+    ann.queue(Work::Grades {
+        episode_id: ids[0].clone(),
+    })
+    .expect("queued");
+    assert_eq!(ann.sync(&ann_store).expect("a sync").last_error, None);
+    assert_eq!(grade_rows(&db), (1, 0));
+
+    // Gus's sync lists the finished runs while this one is not (yet), and
+    // then reads the grades, this one's among them.
+    let set_status = |status: &str| {
+        count(
+            &db,
+            &format!("WITH u AS (UPDATE episodes SET status = '{status}' WHERE id = '{}' RETURNING 1) SELECT count(*) FROM u", ids[0]),
+        )
+    };
+    assert_eq!(
+        count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM episodes WHERE id = '{}' AND status = 'submitted'",
+                ids[0]
+            )
+        ),
+        1
+    );
+    assert_eq!(set_status("in_progress"), 1);
+    let (gus_dir, gus_store) = local_store();
+    let gus = Outbox::open(gus_dir.path()).expect("gus's settings");
+    gus.sign_in_with_token(&hub.url, &gus_token)
+        .expect("gus signs in");
+    assert_eq!(gus.sync(&gus_store).expect("a sync").last_error, None);
+    assert!(
+        gus_store.pulled_episode_ids().expect("pulled").is_empty(),
+        "the run was not finished when listed"
+    );
+
+    // The next sync pulls the run, and its grade comes with it, once.
+    assert_eq!(set_status("submitted"), 1);
+    assert_eq!(gus.sync(&gus_store).expect("a sync").last_error, None);
+    assert_eq!(
+        gus_store.pulled_episode_ids().expect("pulled"),
+        ids.iter().cloned().collect()
+    );
+    let (judgments, _) = grades_of(&gus_store, &ids[0]);
+    assert_eq!(judgments.len(), 1, "{judgments:?}");
+    assert_eq!(judgments[0].level.as_deref(), Some("Curt"));
+    assert_eq!(judgments[0].reason, graded.reason);
+    assert_eq!(gus.sync(&gus_store).expect("a sync").last_error, None);
+    assert_eq!(grades_of(&gus_store, &ids[0]).0.len(), 1, "not twice");
+}
