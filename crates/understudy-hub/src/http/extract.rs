@@ -105,8 +105,19 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
         let bytes = axum::body::to_bytes(req.into_body(), limit)
             .await
             .map_err(|_| too_large())?;
-        serde_json::from_slice(&bytes).map(Body).map_err(|e| {
-            ApiError::bad_request(format!("the body is not the JSON this route expects: {e}"))
-        })
+        // Through serde_path_to_error, so a wrong value is named by where it
+        // is (`overrides[0].override.met`), not only by line and column.
+        let mut json = serde_json::Deserializer::from_slice(&bytes);
+        serde_path_to_error::deserialize(&mut json)
+            .map(Body)
+            .map_err(|e| {
+                let at = e.path().to_string();
+                let what = e.into_inner();
+                ApiError::bad_request(if at.is_empty() || at == "." {
+                    format!("the body is not the JSON this route expects: {what}")
+                } else {
+                    format!("the body is not the JSON this route expects: at `{at}`: {what}")
+                })
+            })
     }
 }

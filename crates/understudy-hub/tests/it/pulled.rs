@@ -311,6 +311,12 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
     not_bool["overrides"][0]["override"]["met"] = serde_json::json!("yes");
     let answer = post(&not_bool);
     assert_error(answer, 400, "bad_request", "expected a boolean");
+    assert_error(
+        post(&not_bool),
+        400,
+        "bad_request",
+        "at `overrides[0].override.met`",
+    );
     let mut misspelt_level = serde_json::to_value(GradesBatch {
         judgments: vec![understudy_hub::wire::EpisodeJudgment {
             episode_id: ids[2].clone(),
