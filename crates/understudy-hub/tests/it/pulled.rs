@@ -52,23 +52,30 @@ fn grades_of(store: &Store, id: &str) -> (Vec<JudgmentRecord>, Vec<OverrideRecor
     )
 }
 
-#[test]
-fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_graders_pull() {
-    let Some(server) = server_url() else { return };
-    let db = fresh_database(&server);
+/// A fresh hub with the mini world, an admin, and Ada (an expert) who has
+/// recorded `n` runs (the first finished) and pushed them; returns the
+/// hub's database, the hub, Ada's token and her run ids.
+fn hub_with_adas_runs(server: &str, n: usize) -> (String, InProcessHub, String, Vec<String>) {
+    let db = fresh_database(server);
     let hub = hub_in_process(&db, understudy_hub::DEFAULT_MAX_BODY_BYTES);
     let admin = client(&hub.url, &person(&db, "admin", Role::Admin));
     let ada_token = person(&db, "ada", Role::Expert);
-    let ann_token = person(&db, "ann", Role::Annotator);
-    let gus_token = person(&db, "gus", Role::Reviewer);
-    let grace = client(&hub.url, &person(&db, "grace", Role::Expert));
     admin.add_world(&mini_dir()).expect("the world");
-
     let (_ada_dir, ada_store) = local_store();
-    let ids = record(&ada_store, "x-ada", 3);
+    let ids = record(&ada_store, "x-ada", n);
     client(&hub.url, &ada_token)
         .push(&ada_store, PushOptions::default())
         .expect("ada pushes");
+    (db, hub, ada_token, ids)
+}
+
+#[test]
+fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_graders_pull() {
+    let Some(server) = server_url() else { return };
+    let (db, hub, ada_token, ids) = hub_with_adas_runs(&server, 3);
+    let ann_token = person(&db, "ann", Role::Annotator);
+    let gus_token = person(&db, "gus", Role::Reviewer);
+    let grace = client(&hub.url, &person(&db, "grace", Role::Expert));
 
     // Ann's app pulls the finished runs, grades one on the sheet (a
     // judgment on a scale, an override of a check) and queues the grades.
@@ -350,18 +357,9 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
 #[test]
 fn an_app_that_pulled_as_a_reviewer_then_signs_in_as_an_expert_pushes_only_its_own() {
     let Some(server) = server_url() else { return };
-    let db = fresh_database(&server);
-    let hub = hub_in_process(&db, understudy_hub::DEFAULT_MAX_BODY_BYTES);
-    let admin = client(&hub.url, &person(&db, "admin", Role::Admin));
-    let ada_token = person(&db, "ada", Role::Expert);
+    let (db, hub, _, ada_ids) = hub_with_adas_runs(&server, 3);
     let rita_token = person(&db, "rita", Role::Reviewer);
     let bob_token = person(&db, "bob", Role::Expert);
-    admin.add_world(&mini_dir()).expect("the world");
-    let (_ada_dir, ada_store) = local_store();
-    let ada_ids = record(&ada_store, "x-ada", 3);
-    client(&hub.url, &ada_token)
-        .push(&ada_store, PushOptions::default())
-        .expect("ada pushes");
 
     // One computer: Rita reviews on it first, pulling Ada's finished runs.
     let (dir, store) = local_store();
@@ -481,18 +479,9 @@ fn an_app_that_pulled_as_a_reviewer_then_signs_in_as_an_expert_pushes_only_its_o
 #[test]
 fn a_grade_of_a_run_not_pulled_yet_arrives_with_the_run_on_the_next_sync() {
     let Some(server) = server_url() else { return };
-    let db = fresh_database(&server);
-    let hub = hub_in_process(&db, understudy_hub::DEFAULT_MAX_BODY_BYTES);
-    let admin = client(&hub.url, &person(&db, "admin", Role::Admin));
-    let ada_token = person(&db, "ada", Role::Expert);
+    let (db, hub, _, ids) = hub_with_adas_runs(&server, 1);
     let ann_token = person(&db, "ann", Role::Annotator);
     let gus_token = person(&db, "gus", Role::Reviewer);
-    admin.add_world(&mini_dir()).expect("the world");
-    let (_ada_dir, ada_store) = local_store();
-    let ids = record(&ada_store, "x-ada", 1);
-    client(&hub.url, &ada_token)
-        .push(&ada_store, PushOptions::default())
-        .expect("ada pushes");
 
     // Ann grades the run, on a scale, and her grade reaches the hub.
     let (ann_dir, ann_store) = local_store();
