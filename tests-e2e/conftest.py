@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -92,11 +93,21 @@ class App:
     # ---- acting ----
 
     def type_into(self, selector: str, text: str, clear: bool = True):
-        el = self.clickable(selector)
-        if clear:
-            el.clear()
-        el.send_keys(text)
-        return el
+        """Types into the field, again if the screen re-rendered it under
+        us (a sync finishing can redraw a card between finding its field
+        and typing: the old element is then stale or not interactable)."""
+
+        def attempt(_driver):
+            try:
+                el = self.clickable(selector)
+                if clear:
+                    el.clear()
+                el.send_keys(text)
+                return el
+            except (ElementNotInteractableException, StaleElementReferenceException):
+                return False
+
+        return self.wait().until(attempt)
 
     def create_profile(self, name="Renee Okafor", domain="Customer support", credentials="8 years leading SaaS billing support"):
         self.css("[data-testid=expert-form]")
