@@ -96,7 +96,11 @@ export function CriterionCard({
 }) {
   const reason = useRef<HTMLTextAreaElement | null>(null);
   useEffect(() => {
-    if (editing) reason.current?.focus();
+    if (!editing) return;
+    reason.current?.focus();
+    // Focus alone scrolls just enough to show the box's first line; the
+    // grader should see the whole form, its Save button included.
+    reason.current?.closest(".gr-form")?.scrollIntoView?.({ block: "nearest" });
   }, [editing?.id, editing?.met]);
   const g = c.grade;
   const overridden = !c.judged && g !== null && g.met !== c.automatic;
