@@ -56,6 +56,31 @@ pub fn cohen_kappa(a: &[Option<Category>], b: &[Option<Category>]) -> Option<f64
 /// its row sums and n their total: α = 1 − (n − 1) · Σ_{c≠k} o_ck /
 /// Σ_{c≠k} n_c · n_k.
 pub fn krippendorff_alpha(units: &[Vec<Option<Category>>]) -> Option<f64> {
+    alpha_with(units, |c, k, _| if c == k { 0.0 } else { 1.0 })
+}
+
+/// Krippendorff's α for ordered categories (the levels of a scale, ranked
+/// by their number): grading "Clear but curt" against "Clear and kind" is
+/// a smaller disagreement than "Unclear" against "Clear and kind". Same
+/// data as [`krippendorff_alpha`]; the metric is ordinal (Krippendorff
+/// 2011, section E.3): δ²_ck = (Σ_{g=c..k} n_g − (n_c + n_k) / 2)², so the
+/// distance between two levels grows with how many grades lie between them.
+pub fn krippendorff_alpha_ordinal(units: &[Vec<Option<Category>>]) -> Option<f64> {
+    alpha_with(units, |c, k, totals| {
+        let (lo, hi) = if c <= k { (c, k) } else { (k, c) };
+        let between: f64 = totals.range(lo..=hi).map(|(_, n)| n).sum();
+        let ends =
+            totals.get(&lo).copied().unwrap_or(0.0) + totals.get(&hi).copied().unwrap_or(0.0);
+        (between - ends / 2.0).powi(2)
+    })
+}
+
+/// α = 1 − (n − 1) · Σ o_ck δ²_ck / Σ n_c n_k δ²_ck for the squared
+/// distance `delta(c, k, n_·)` between categories, given their totals.
+fn alpha_with(
+    units: &[Vec<Option<Category>>],
+    delta: impl Fn(Category, Category, &BTreeMap<Category, f64>) -> f64,
+) -> Option<f64> {
     let mut coincidences: BTreeMap<(Category, Category), f64> = BTreeMap::new();
     for unit in units {
         let grades: Vec<Category> = unit.iter().flatten().copied().collect();
@@ -82,15 +107,12 @@ pub fn krippendorff_alpha(units: &[Vec<Option<Category>>]) -> Option<f64> {
     }
     let disagreeing: f64 = coincidences
         .iter()
-        .filter(|((c, k), _)| c != k)
-        .map(|(_, o)| o)
+        .map(|((c, k), o)| o * delta(*c, *k, &totals))
         .sum();
     let mut expected = 0.0;
     for (c, nc) in &totals {
         for (k, nk) in &totals {
-            if c != k {
-                expected += nc * nk;
-            }
+            expected += nc * nk * delta(*c, *k, &totals);
         }
     }
     ratio(expected - (n - 1.0) * disagreeing, expected)
@@ -251,6 +273,40 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn ordinal_alpha_matches_the_paper_and_weighs_distant_levels_more() {
+        // The same paper's example, ordinal metric: α = 0.815.
+        close(
+            krippendorff_alpha_ordinal(&krippendorff_2011()),
+            0.815,
+            5e-4,
+        );
+        // Three levels (0 < 1 < 2), two graders, one disagreement each:
+        // one step apart agrees more than two steps apart.
+        let near = vec![
+            vec![Some(0), Some(0)],
+            vec![Some(1), Some(1)],
+            vec![Some(2), Some(2)],
+            vec![Some(2), Some(1)],
+        ];
+        let far = vec![
+            vec![Some(0), Some(0)],
+            vec![Some(1), Some(1)],
+            vec![Some(2), Some(2)],
+            vec![Some(2), Some(0)],
+        ];
+        let (near, far) = (
+            krippendorff_alpha_ordinal(&near).expect("defined"),
+            krippendorff_alpha_ordinal(&far).expect("defined"),
+        );
+        assert!(near > far, "{near} > {far}");
+        // Everyone at one level: undefined, as for nominal α.
+        assert_eq!(
+            krippendorff_alpha_ordinal(&vec![vec![Some(2), Some(2)]; 3]),
+            None
+        );
+    }
+
+    #[test]
     fn fleiss_kappa_matches_the_worked_example() {
         close(fleiss_kappa(&fleiss_wikipedia()), 0.210, 5e-4);
         assert_eq!(fleiss_kappa(&[vec![1, 0], vec![1]]), None, "uneven rows");
@@ -303,12 +359,25 @@ pub(crate) mod tests {
             vec![None, Some(0), Some(0)],
             vec![Some(1), Some(1), Some(1)],
         ];
+        // Three graders on a three-level scale (0 < 1 < 2), some skipped.
+        let levels: Vec<Vec<Option<Category>>> = vec![
+            vec![Some(2), Some(2), Some(1)],
+            vec![Some(0), Some(1), Some(0)],
+            vec![Some(2), None, Some(2)],
+            vec![Some(1), Some(1), Some(1)],
+            vec![None, Some(0), Some(2)],
+            vec![Some(2), Some(1), None],
+        ];
         let cases = serde_json::json!({
             "cohen": [{"a": a, "b": b, "kappa": cohen_kappa(&a, &b)}],
             "alpha": [
                 {"units": paper, "alpha": krippendorff_alpha(&paper)},
                 {"units": pairs, "alpha": krippendorff_alpha(&pairs)},
                 {"units": graders, "alpha": krippendorff_alpha(&graders)},
+            ],
+            "alpha_ordinal": [
+                {"units": paper, "alpha": krippendorff_alpha_ordinal(&paper)},
+                {"units": levels, "alpha": krippendorff_alpha_ordinal(&levels)},
             ],
             "fleiss": [{"units": fleiss, "kappa": fleiss_kappa(&fleiss)}],
         });

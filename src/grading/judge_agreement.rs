@@ -14,6 +14,11 @@
 //! the report gives the items, how many agreed, the share, and Cohen's κ
 //! between the judge's column and the people's (chance-corrected: a judge
 //! that always says "met" agrees often on a criterion nearly always met).
+//!
+//! On a criterion graded on a scale, a grade is its level: a judge that
+//! says "Clear but curt" where the person said "Clear and kind" disagrees,
+//! though both count as met. A grade there without a level (from before
+//! the criterion had its scale) cannot be compared and is left out.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +49,10 @@ pub struct JudgeDisagreement {
     pub judge_met: bool,
     /// What the person said.
     pub grader_met: bool,
+    /// On a scale, the level the judge chose.
+    pub judge_level: Option<String>,
+    /// On a scale, the level the person chose.
+    pub grader_level: Option<String>,
 }
 
 /// The judge against people on one judged criterion.
@@ -92,8 +101,15 @@ impl JudgeAgreement {
     }
 }
 
-/// A judge's grade of one criterion of one run: (met, judge).
-type JudgeGrade = (bool, String);
+/// A grade of one criterion of one run: met, and on a scale the level.
+#[derive(Debug, Clone, PartialEq)]
+struct Grade {
+    met: bool,
+    level: Option<String>,
+}
+
+/// A judge's grade of one criterion of one run, and the judge's name.
+type JudgeGrade = (Grade, String);
 
 /// The judge's and the people's grades of `episode_ids` (runs of the
 /// rubric's task) on each judged criterion.
@@ -114,21 +130,25 @@ pub fn judge_agreement(
     };
     // Per run: the judge's grade and each person's latest, per criterion.
     let mut by_judge: Vec<BTreeMap<String, JudgeGrade>> = Vec::new();
-    let mut by_people: Vec<BTreeMap<String, BTreeMap<String, bool>>> = Vec::new();
+    let mut by_people: Vec<BTreeMap<String, BTreeMap<String, Grade>>> = Vec::new();
     for id in episode_ids {
         let mut judge: BTreeMap<String, JudgeGrade> = saved_judge_grades(store, id, &current)?;
-        let mut people: BTreeMap<String, BTreeMap<String, bool>> = BTreeMap::new();
+        let mut people: BTreeMap<String, BTreeMap<String, Grade>> = BTreeMap::new();
         for j in store.judgments(id)? {
             if !current(&j.criterion_id, j.criterion_hash.as_deref()) {
                 continue;
             }
+            let grade = Grade {
+                met: j.met,
+                level: j.level,
+            };
             if is_judge(&j.judge) {
-                judge.insert(j.criterion_id, (j.met, j.judge));
+                judge.insert(j.criterion_id, (grade, j.judge));
             } else {
                 people
                     .entry(j.criterion_id)
                     .or_default()
-                    .insert(j.judge, j.met);
+                    .insert(j.judge, grade);
             }
         }
         by_judge.push(judge);
@@ -137,6 +157,18 @@ pub fn judge_agreement(
     let criteria = judged
         .iter()
         .map(|c| {
+            // What is compared: the level's rank on a scale, else met.
+            let levels: Vec<&str> = c.scale().iter().map(|l| l.label.as_str()).collect();
+            let category = |g: &Grade| -> Option<Category> {
+                if levels.is_empty() {
+                    return Some(Category::from(g.met));
+                }
+                let level = g.level.as_deref()?;
+                levels
+                    .iter()
+                    .position(|l| *l == level)
+                    .map(|i| i as Category)
+            };
             let mut judges: Vec<String> = Vec::new();
             let (mut judged_runs, mut graded_runs) = (0u32, 0u32);
             let (mut a, mut b) = (Vec::<Option<Category>>::new(), Vec::new());
@@ -146,21 +178,29 @@ pub fn judge_agreement(
                 let people = people.get(&c.id);
                 judged_runs += u32::from(judge.is_some());
                 graded_runs += u32::from(people.is_some_and(|p| !p.is_empty()));
-                let (Some((judge_met, name)), Some(people)) = (judge, people) else {
+                let (Some((said, name)), Some(people)) = (judge, people) else {
                     continue;
                 };
                 if !judges.contains(name) {
                     judges.push(name.clone());
                 }
-                for (grader, met) in people {
-                    a.push(Some(Category::from(*judge_met)));
-                    b.push(Some(Category::from(*met)));
-                    if met != judge_met {
+                let Some(theirs) = category(said) else {
+                    continue;
+                };
+                for (grader, grade) in people {
+                    let Some(mine) = category(grade) else {
+                        continue;
+                    };
+                    a.push(Some(theirs));
+                    b.push(Some(mine));
+                    if mine != theirs {
                         disagreements.push(JudgeDisagreement {
                             episode_id: id.clone(),
                             grader: grader.clone(),
-                            judge_met: *judge_met,
-                            grader_met: *met,
+                            judge_met: said.met,
+                            grader_met: grade.met,
+                            judge_level: said.level.clone(),
+                            grader_level: grade.level.clone(),
                         });
                     }
                 }
@@ -219,7 +259,11 @@ fn saved_judge_grades(
                 continue;
             };
             if is_judge(&j.judge) && current(&r.id, j.criterion_hash.as_deref()) {
-                out.insert(r.id.clone(), (j.met, j.judge.clone()));
+                let grade = Grade {
+                    met: j.met,
+                    level: j.level.clone(),
+                };
+                out.insert(r.id.clone(), (grade, j.judge.clone()));
             }
         }
     }

@@ -33,7 +33,7 @@ pub use import::import_agent_runs;
 pub use judge_agreement::{judge_agreement, JudgeAgreement, JudgeCriterionAgreement};
 pub use progress::{people_progress, PeopleProgress};
 pub use report::{agreement_report, Agreement, AgreementReport, CriterionAgreement, Method};
-pub use sheet::{Grade, GradeInput, GradingSheet, RunGrader, SheetCriterion};
+pub use sheet::{met_at_level, Grade, GradeInput, GradingSheet, RunGrader, SheetCriterion};
 
 use crate::episode::Episode;
 use crate::error::{Error, Result};

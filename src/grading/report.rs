@@ -7,17 +7,27 @@
 //! items are its runs; for the rubric, every criterion of every run
 //! together. Two graders give Cohen's κ, more give Krippendorff's α
 //! (nominal, which also copes with graders who skipped items).
+//!
+//! A judged criterion on a scale is compared on its levels, not on met /
+//! not met: two graders who both call a reply "met" but one "Clear and
+//! kind" and the other "Clear but curt" disagree. Levels are ordered by
+//! their points, so Krippendorff's ordinal α is used (for two graders
+//! too): a grade one level apart is a smaller disagreement than one two
+//! levels apart. The whole rubric's figure pools every criterion on met /
+//! not met, the one question all criteria share.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::agreement::{cohen_kappa, krippendorff_alpha, percent_agreement, Category};
+use super::agreement::{
+    cohen_kappa, krippendorff_alpha, krippendorff_alpha_ordinal, percent_agreement, Category,
+};
 use super::automatic_score;
-use super::verdicts::{given, verdicts};
+use super::verdicts::{given, verdicts, Verdict};
 use crate::error::Result;
-use crate::rubric::{CriterionKind, Rubric};
+use crate::rubric::{CriterionKind, Rubric, ScaleLevel};
 use crate::store::Store;
 use crate::world::World;
 
@@ -30,6 +40,8 @@ pub enum Method {
     CohenKappa,
     /// Three graders or more.
     KrippendorffAlpha,
+    /// The levels of a scale, two graders or more: ordered categories.
+    KrippendorffAlphaOrdinal,
     /// Fewer than two graders: nothing to compare.
     None,
 }
@@ -99,7 +111,7 @@ pub fn agreement_report(
             .push((a.grader, a.done_at.is_some()));
     }
     // Per run, each grader's verdict per criterion.
-    let mut runs: Vec<BTreeMap<String, BTreeMap<String, bool>>> = Vec::new();
+    let mut runs: Vec<BTreeMap<String, BTreeMap<String, Verdict>>> = Vec::new();
     let mut graders: BTreeSet<String> = BTreeSet::new();
     for id in episode_ids {
         let Some(people) = assigned.get(id) else {
@@ -119,24 +131,31 @@ pub fn agreement_report(
         runs.push(by_grader);
     }
     let graders: Vec<String> = graders.into_iter().collect();
-    let units_of = |criterion: &str| -> Vec<Vec<Option<Category>>> {
+    let units_of = |criterion: &str, category: &dyn Fn(&Verdict) -> Option<Category>| {
         runs.iter()
             .map(|by| {
                 graders
                     .iter()
-                    .map(|g| by.get(g)?.get(criterion).map(|m| Category::from(*m)))
+                    .map(|g| category(by.get(g)?.get(criterion)?))
                     .collect()
             })
-            .collect()
+            .collect::<Vec<Vec<Option<Category>>>>()
     };
+    let met = |v: &Verdict| Some(Category::from(v.met));
     let mut pooled = Vec::new();
     let criteria = rubric
         .criteria
         .iter()
         .map(|c| {
-            let units = units_of(&c.id);
-            let agreement = agreement(&units);
-            pooled.extend(units);
+            let on_met = units_of(&c.id, &met);
+            let agreement = if c.scale().is_empty() {
+                agreement(&on_met)
+            } else {
+                let rank = level_ranks(c.scale());
+                let level = |v: &Verdict| rank.get(v.level.as_deref()?).copied();
+                ordinal_agreement(&units_of(&c.id, &level))
+            };
+            pooled.extend(on_met);
             CriterionAgreement {
                 id: c.id.clone(),
                 description: c.description.clone(),
@@ -154,17 +173,22 @@ pub fn agreement_report(
     })
 }
 
+/// Each level's rank, lowest points first (file order among equal points):
+/// the order the ordinal statistic compares levels in.
+fn level_ranks(scale: &[ScaleLevel]) -> BTreeMap<&str, Category> {
+    let mut order: Vec<&ScaleLevel> = scale.iter().collect();
+    order.sort_by(|a, b| a.points.total_cmp(&b.points));
+    order
+        .into_iter()
+        .enumerate()
+        .map(|(rank, l)| (l.label.as_str(), rank as Category))
+        .collect()
+}
+
 /// Agreement on items given as one row per item, one column per grader.
 pub fn agreement(units: &[Vec<Option<Category>>]) -> Agreement {
-    let width = units.iter().map(Vec::len).max().unwrap_or(0);
-    let columns: Vec<usize> = (0..width)
-        .filter(|g| units.iter().any(|u| u.get(*g).copied().flatten().is_some()))
-        .collect();
-    let items = units
-        .iter()
-        .filter(|u| u.iter().flatten().count() >= 2)
-        .count() as u32;
-    let (method, value) = match columns.as_slice() {
+    let graders = graders_of(units);
+    let (method, value) = match graders.as_slice() {
         [] | [_] => (Method::None, None),
         [a, b] => {
             let column = |g: usize| -> Vec<Option<Category>> {
@@ -174,6 +198,40 @@ pub fn agreement(units: &[Vec<Option<Category>>]) -> Agreement {
         }
         _ => (Method::KrippendorffAlpha, krippendorff_alpha(units)),
     };
+    described(units, graders.len(), method, value)
+}
+
+/// Agreement on ordered categories (a scale's level ranks), one row per
+/// item, one column per grader: Krippendorff's ordinal α for two graders
+/// or more.
+pub fn ordinal_agreement(units: &[Vec<Option<Category>>]) -> Agreement {
+    let graders = graders_of(units).len();
+    if graders < 2 {
+        return described(units, graders, Method::None, None);
+    }
+    let value = krippendorff_alpha_ordinal(units);
+    described(units, graders, Method::KrippendorffAlphaOrdinal, value)
+}
+
+/// The columns (graders) that graded any item.
+fn graders_of(units: &[Vec<Option<Category>>]) -> Vec<usize> {
+    let width = units.iter().map(Vec::len).max().unwrap_or(0);
+    (0..width)
+        .filter(|g| units.iter().any(|u| u.get(*g).copied().flatten().is_some()))
+        .collect()
+}
+
+/// The statistic's value with the counts and, when there is no value, why.
+fn described(
+    units: &[Vec<Option<Category>>],
+    graders: usize,
+    method: Method,
+    value: Option<f64>,
+) -> Agreement {
+    let items = units
+        .iter()
+        .filter(|u| u.iter().flatten().count() >= 2)
+        .count() as u32;
     let note = if method == Method::None {
         Some("Only one grader has graded these runs; agreement needs two.".to_string())
     } else if items == 0 {
@@ -186,7 +244,7 @@ pub fn agreement(units: &[Vec<Option<Category>>]) -> Agreement {
     Agreement {
         method,
         value,
-        graders: columns.len() as u32,
+        graders: graders as u32,
         items,
         percent: percent_agreement(units),
         note,

@@ -193,7 +193,7 @@ impl RunGrader<'_> {
                 self.rubric.task_id
             ))
         })?;
-        let met = scaled(c, *met, level.as_deref())?;
+        let met = met_at_level(c, *met, level.as_deref())?;
         if reason.trim().is_empty() {
             return Err(Error::Conflict(format!(
                 "a grade needs a reason: say why \"{}\" is {}",
@@ -286,7 +286,9 @@ pub struct GradeInput {
 /// Whether a grade of `c` at `level` is met: on a scale the level decides
 /// (and must be one of its levels); without one, `met` as given. Refused: a
 /// scale without a level, an unknown level, a level where there is no scale.
-fn scaled(c: &crate::rubric::Criterion, met: bool, level: Option<&str>) -> Result<bool> {
+/// Every way a person's grade is recorded goes through it: the grading
+/// sheet and `understudy rubric judge`.
+pub fn met_at_level(c: &crate::rubric::Criterion, met: bool, level: Option<&str>) -> Result<bool> {
     let scale = c.scale();
     match (
         level.map(str::trim).filter(|l| !l.is_empty()),
@@ -351,14 +353,16 @@ mod tests {
     fn a_grade_on_a_scale_needs_one_of_its_levels_and_the_level_decides_met() {
         let r = rubric("scale = [{ label = \"Clear\", points = 2 }, { label = \"Curt\", points = 1 }, { label = \"Unclear\", points = 0 }]");
         let c = r.criterion("tone").expect("judged");
-        assert!(scaled(c, false, Some("Curt")).expect("a level"));
-        assert!(!scaled(c, true, Some(" Unclear ")).expect("a level"));
-        let none = scaled(c, true, None).expect_err("no level").to_string();
+        assert!(met_at_level(c, false, Some("Curt")).expect("a level"));
+        assert!(!met_at_level(c, true, Some(" Unclear ")).expect("a level"));
+        let none = met_at_level(c, true, None)
+            .expect_err("no level")
+            .to_string();
         assert!(
             none.contains("graded on a scale: choose one of \"Clear\", \"Curt\", \"Unclear\""),
             "{none}"
         );
-        let unknown = scaled(c, true, Some("Superb"))
+        let unknown = met_at_level(c, true, Some("Superb"))
             .expect_err("unknown")
             .to_string();
         assert!(
@@ -368,9 +372,9 @@ mod tests {
 
         let plain = rubric("");
         let c = plain.criterion("tone").expect("judged");
-        assert!(scaled(c, true, None).expect("met"));
-        assert!(!scaled(c, false, Some("")).expect("an empty level is none"));
-        let stray = scaled(c, true, Some("Curt"))
+        assert!(met_at_level(c, true, None).expect("met"));
+        assert!(!met_at_level(c, false, Some("")).expect("an empty level is none"));
+        let stray = met_at_level(c, true, Some("Curt"))
             .expect_err("no scale")
             .to_string();
         assert!(

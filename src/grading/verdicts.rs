@@ -65,6 +65,14 @@ pub(crate) fn given(
     Ok(out)
 }
 
+/// What a grader's verdict on one criterion is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Verdict {
+    pub met: bool,
+    /// On a scale, the level's label.
+    pub level: Option<String>,
+}
+
 /// A grader's verdict on every criterion they have one for: their grade,
 /// else, once they said they were done (`done`), the automatic check's
 /// verdict they let stand. Judged criteria they did not grade have none.
@@ -72,16 +80,21 @@ pub(crate) fn verdicts(
     auto: &Score,
     given: &BTreeMap<String, Given>,
     done: bool,
-) -> BTreeMap<String, bool> {
+) -> BTreeMap<String, Verdict> {
     auto.criteria
         .iter()
         .filter_map(|c| {
             let verdict = match given.get(&c.id) {
-                Some(g) => Some(g.met),
-                None if done && c.kind != CriterionKind::Judged => c.met,
+                Some(g) => Some(Verdict {
+                    met: g.met,
+                    level: g.level.clone(),
+                }),
+                None if done && c.kind != CriterionKind::Judged => {
+                    c.met.map(|met| Verdict { met, level: None })
+                }
                 None => None,
             };
-            verdict.map(|m| (c.id.clone(), m))
+            verdict.map(|v| (c.id.clone(), v))
         })
         .collect()
 }

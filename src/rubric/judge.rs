@@ -3,7 +3,12 @@
 //!
 //! **Protocol.** The command gets one JSON object on stdin (the criterion,
 //! the task, the policy, the transcript and the state diff) and must print
-//! one JSON object on stdout: `{"met": true|false, "reason": "..."}`. It has
+//! one JSON object on stdout: `{"met": true|false, "reason": "..."}`. A
+//! criterion graded on a scale lists its levels in the request
+//! (`criterion.scale`, each `{label, points}`), and the judge answers with
+//! one of them: `{"level": "Clear but curt", "reason": "..."}`; the level
+//! decides met, as for a person's grade, and a `met` that contradicts it
+//! is refused. It has
 //! a timeout; a command that times out, exits non-zero or prints anything
 //! else is an error naming the criterion, and the criterion stays pending:
 //! a judgment is never guessed.
@@ -91,39 +96,110 @@ impl JudgeCommand {
             })
         })?;
         let text = String::from_utf8_lossy(&out);
-        let verdict = parse_verdict(&text).map_err(fail)?;
-        Ok(Judgment {
+        let scale: Vec<&str> = criterion.scale().iter().map(|l| l.label.as_str()).collect();
+        let verdict = parse_verdict(&text, &scale).map_err(fail)?;
+        let mut judgment = Judgment {
             criterion_id: criterion.id.clone(),
             criterion_hash: Some(criterion.hash.clone()),
-            met: verdict.0,
-            reason: verdict.1,
+            met: verdict.met.unwrap_or(false),
+            reason: verdict.reason,
             judge: self.label(),
             at: crate::store::now(),
-            level: None,
-        })
+            level: verdict.level,
+        };
+        if judgment.level.is_some() {
+            let (met, _) = criterion.graded(&judgment).ok_or_else(|| {
+                fail(
+                    "the level it chose is not one of the scale's (a bug in the check above)"
+                        .into(),
+                )
+            })?;
+            if verdict.met.is_some_and(|m| m != met) {
+                return Err(fail(format!(
+                    "it answered \"met\": {} with the level \"{}\", which counts as {}",
+                    !met,
+                    judgment.level.as_deref().unwrap_or_default(),
+                    if met { "met" } else { "not met" }
+                )));
+            }
+            judgment.met = met;
+        }
+        Ok(judgment)
     }
 }
 
-/// Reads `{"met": bool, "reason": "..."}`, or says what was printed instead.
-fn parse_verdict(text: &str) -> std::result::Result<(bool, String), String> {
+/// What a judge printed, checked: `met` (given unless on a scale), the
+/// scale's `level`, the reason.
+#[derive(Debug, PartialEq)]
+struct Verdict {
+    met: Option<bool>,
+    level: Option<String>,
+    reason: String,
+}
+
+/// Reads `{"met": bool, "reason": "..."}`, or on a scale (`scale`, the
+/// levels' labels) `{"level": "<one of them>", "reason": "..."}`, or says
+/// what was printed instead.
+fn parse_verdict(text: &str, scale: &[&str]) -> std::result::Result<Verdict, String> {
     let shown = super::matchers::shorten(text.trim(), 200);
-    let expected = r#"expected one JSON object {"met": true|false, "reason": "..."} on stdout"#;
+    let expected = if scale.is_empty() {
+        r#"expected one JSON object {"met": true|false, "reason": "..."} on stdout"#.to_string()
+    } else {
+        format!(
+            r#"expected one JSON object {{"level": "...", "reason": "..."}} on stdout, the level one of {}"#,
+            quoted(scale)
+        )
+    };
     let value: Value =
         serde_json::from_str(text.trim()).map_err(|_| format!("{expected}, got {shown:?}"))?;
     let obj = value
         .as_object()
         .ok_or_else(|| format!("{expected}, got {shown:?}"))?;
-    let met = obj
-        .get("met")
-        .and_then(Value::as_bool)
-        .ok_or_else(|| format!("{expected}; `met` is missing or not true/false in {shown:?}"))?;
+    let met = match obj.get("met") {
+        None if !scale.is_empty() => None,
+        Some(Value::Bool(b)) => Some(*b),
+        _ => {
+            return Err(format!(
+                "{expected}; `met` is missing or not true/false in {shown:?}"
+            ))
+        }
+    };
+    let level = match (obj.get("level"), scale.is_empty()) {
+        (None, true) => None,
+        (Some(_), true) => {
+            return Err(format!(
+                "{expected}; it gave a `level`, but this criterion is graded met or not met, without a scale"
+            ))
+        }
+        (Some(Value::String(l)), false) if scale.contains(&l.trim()) => Some(l.trim().to_string()),
+        (given, false) => {
+            let given = given.map_or("nothing".to_string(), |g| g.to_string());
+            return Err(format!(
+                "{expected}; `level` must be one of {}, got {given}",
+                quoted(scale)
+            ));
+        }
+    };
     let reason = obj
         .get("reason")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|r| !r.is_empty())
         .ok_or_else(|| format!("{expected}; `reason` is missing or empty in {shown:?}"))?;
-    Ok((met, reason.to_string()))
+    Ok(Verdict {
+        met,
+        level,
+        reason: reason.to_string(),
+    })
+}
+
+/// `"A", "B", "C"`.
+fn quoted(labels: &[&str]) -> String {
+    labels
+        .iter()
+        .map(|l| format!("\"{l}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn split_words(line: &str) -> std::result::Result<Vec<String>, String> {
@@ -192,7 +268,13 @@ pub fn request(
         })
         .collect();
     json!({
-        "criterion": {"id": criterion.id, "description": criterion.description, "guidance": guidance, "points": criterion.points},
+        "criterion": {
+            "id": criterion.id,
+            "description": criterion.description,
+            "guidance": guidance,
+            "points": criterion.points,
+            "scale": criterion.scale(),
+        },
         "task": {
             "id": task_id,
             "title": task.map(|t| t.title.clone()),
@@ -224,19 +306,49 @@ mod tests {
 
     #[test]
     fn verdicts_must_have_the_documented_shape() {
+        let plain = |t: &str| parse_verdict(t, &[]);
         assert_eq!(
-            parse_verdict(r#" {"met": true, "reason": "polite"} "#).unwrap(),
-            (true, "polite".to_string())
+            plain(r#" {"met": true, "reason": "polite"} "#).unwrap(),
+            Verdict {
+                met: Some(true),
+                level: None,
+                reason: "polite".into()
+            }
         );
-        assert!(parse_verdict("yes")
+        assert!(plain("yes")
             .unwrap_err()
             .contains("expected one JSON object"));
-        assert!(parse_verdict(r#"{"met": "yes", "reason": "x"}"#)
+        assert!(plain(r#"{"met": "yes", "reason": "x"}"#)
             .unwrap_err()
             .contains("`met`"));
-        assert!(parse_verdict(r#"{"met": false}"#)
-            .unwrap_err()
-            .contains("`reason`"));
-        assert!(parse_verdict(r#"[1]"#).is_err());
+        assert!(plain(r#"{"reason": "x"}"#).unwrap_err().contains("`met`"));
+        assert!(plain(r#"{"met": false}"#).unwrap_err().contains("`reason`"));
+        assert!(plain(r#"[1]"#).is_err());
+        let stray = plain(r#"{"met": true, "level": "Warm", "reason": "x"}"#).unwrap_err();
+        assert!(stray.contains("without a scale"), "{stray}");
+    }
+
+    #[test]
+    fn on_a_scale_the_judge_names_one_of_its_levels() {
+        let scale = ["Warm", "Curt", "Rude"];
+        let on_scale = |t: &str| parse_verdict(t, &scale);
+        assert_eq!(
+            on_scale(r#"{"level": " Curt ", "reason": "short"}"#).unwrap(),
+            Verdict {
+                met: None,
+                level: Some("Curt".into()),
+                reason: "short".into()
+            }
+        );
+        let missing = on_scale(r#"{"met": true, "reason": "x"}"#).unwrap_err();
+        assert!(
+            missing.contains(r#"`level` must be one of "Warm", "Curt", "Rude", got nothing"#),
+            "{missing}"
+        );
+        let unknown = on_scale(r#"{"level": "Superb", "reason": "x"}"#).unwrap_err();
+        assert!(unknown.contains(r#"got "Superb""#), "{unknown}");
+        assert!(on_scale(r#"{"level": 2, "reason": "x"}"#).is_err());
+        let met_too = on_scale(r#"{"level": "Warm", "met": true, "reason": "x"}"#).unwrap();
+        assert_eq!(met_too.met, Some(true), "a met beside the level is read");
     }
 }

@@ -273,6 +273,67 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
     assert!(rubric_value > 0.0 && rubric_value < 1.0, "{rubric_value}");
 }
 
+/// The pay-back rubric with `friendly` graded on a three-level scale.
+fn scaled_rubric(world: &Arc<World>) -> Arc<Rubric> {
+    let text = std::fs::read_to_string(common::mini_dir().join("rubrics/pay-back.toml"))
+        .expect("the rubric file");
+    let scale = r#"scale = [{ label = "Warm", points = 1 }, { label = "Polite but curt", points = 0.5 }, { label = "Rude", points = 0 }]"#;
+    let text = text.replacen(
+        "guidance = \"Met when the message is polite and clear; not met when it is curt or rude.\"",
+        &format!("guidance = \"How warm is the reply?\"\n{scale}"),
+        1,
+    );
+    assert!(text.contains(scale), "the scale went in");
+    Arc::new(Rubric::from_str(world, "pay-back", "pay-back.toml", &text).expect("compiles"))
+}
+
+#[test]
+fn graders_on_a_scale_agree_on_levels_not_just_on_met() {
+    let mut at = Imported::new();
+    at.rubric = scaled_rubric(&at.world);
+    let store = &at.store;
+    let runs: Vec<String> = store
+        .episodes(&Default::default())
+        .expect("list")
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    let (ana, ben) = (expert(store, "Ana"), expert(store, "Ben"));
+    let leveled = |level: &str| GradeInput {
+        level: Some(level.into()),
+        ..grade("friendly", true, "Read the reply.")
+    };
+    // Both call both replies met (a level with points), but on run 1 Ana
+    // says "Warm" and Ben "Polite but curt".
+    for (run, ana_says, ben_says) in [
+        (&runs[0], "Warm", "Warm"),
+        (&runs[1], "Warm", "Polite but curt"),
+    ] {
+        for (who, level) in [(&ana, ana_says), (&ben, ben_says)] {
+            at.grader(run, who).grade(&leveled(level)).expect("graded");
+            at.grader(run, who).finish().expect("done");
+        }
+    }
+    let report = grading::agreement_report(store, &at.world, &at.rubric, &runs).expect("report");
+    let friendly = report
+        .criteria
+        .iter()
+        .find(|c| c.id == "friendly")
+        .expect("criterion");
+    assert_eq!(friendly.agreement.method, Method::KrippendorffAlphaOrdinal);
+    assert_eq!(friendly.agreement.items, 2);
+    assert_eq!(
+        friendly.agreement.percent,
+        Some(0.5),
+        "the levels differ on one run of two, though both said met"
+    );
+    let alpha = friendly.agreement.value.expect("ordinal α");
+    assert!(alpha < 1.0, "{alpha}");
+    // The whole rubric's figure pools met / not met, the question every
+    // criterion shares: two graders, Cohen's κ.
+    assert_eq!(report.rubric.method, Method::CohenKappa);
+}
+
 #[test]
 fn a_rubric_saved_from_the_app_is_the_one_graded_with() {
     let world = common::mini();
@@ -435,6 +496,38 @@ fn a_judge_is_compared_with_the_people_who_graded_the_same_runs() {
             d.grader_met
         ),
         (runs[1].as_str(), "ana", false, true)
+    );
+}
+
+#[test]
+fn on_a_scale_the_judge_and_people_are_compared_on_levels() {
+    let (_dir, store, runs, _, _) = judged_runs();
+    let rubric = scaled_rubric(&common::mini());
+    let hash = rubric.criterion("friendly").expect("judged").hash.clone();
+    let save = |run: &str, level: Option<&str>, who: &str| {
+        let record = JudgmentRecord {
+            level: level.map(str::to_string),
+            ..judgment("friendly", Some(&hash), level != Some("Rude"), who)
+        };
+        store.save_judgment(run, &record).expect("saved");
+    };
+    // Both runs met by everyone, but on run 1 the judge says "Polite but
+    // curt" where Ana says "Warm". Ben's grade has no level: it cannot be
+    // compared on a scale and is left out.
+    save(&runs[0], Some("Warm"), "command:my-judge");
+    save(&runs[1], Some("Polite but curt"), "command:my-judge");
+    save(&runs[0], Some("Warm"), "ana");
+    save(&runs[1], Some("Warm"), "ana");
+    save(&runs[1], None, "ben");
+    let report = grading::judge_agreement(&store, &rubric, &runs).expect("report");
+    let c = &report.criteria[0];
+    assert_eq!((c.items, c.agreed), (2, 1), "{c:?}");
+    assert_eq!(c.disagreements.len(), 1);
+    let d = &c.disagreements[0];
+    assert_eq!((d.judge_met, d.grader_met), (true, true), "both said met");
+    assert_eq!(
+        (d.judge_level.as_deref(), d.grader_level.as_deref()),
+        (Some("Polite but curt"), Some("Warm"))
     );
 }
 

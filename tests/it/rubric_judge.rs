@@ -235,3 +235,88 @@ fn grades_people_store_are_used_until_the_criterion_changes() {
         .save_judgment("no-such-episode", &grade(true, None))
         .is_err());
 }
+
+/// `friendly` graded on a scale: the pay-back rubric with three levels,
+/// saved in an overlay folder the way the app saves edited rubrics.
+fn scaled_rubrics(world: &Arc<World>, dir: &std::path::Path) -> RubricSet {
+    let text = std::fs::read_to_string(common::mini_dir().join("rubrics/pay-back.toml"))
+        .expect("the rubric file");
+    let text = text.replacen(
+        "points = 1\n\n[[forbidden]]",
+        "points = 1\nscale = [{ label = \"Warm\", points = 1 }, { label = \"Curt\", points = 0.5 }, { label = \"Rude\", points = 0 }]\n\n[[forbidden]]",
+        1,
+    );
+    assert!(text.contains("\"Curt\""), "the scale went in");
+    std::fs::write(dir.join("pay-back.toml"), text).expect("overlay written");
+    RubricSet::load_with_overlay(world, Some(dir)).expect("the scaled rubric loads")
+}
+
+fn judged_on_a_scale(answer: &str, seen: &std::path::Path) -> Score {
+    let world = common::mini();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rubrics = scaled_rubrics(&world, dir.path());
+    let cmd = format!(
+        r#"sh -c 'cat > "{}"; echo "{}"'"#,
+        seen.display(),
+        answer.replace('"', "\\\"")
+    );
+    let judge = JudgeCommand::parse(&cmd, Duration::from_secs(10)).expect("command");
+    let mut scores = batch::score_all(
+        &world,
+        &rubrics,
+        &[trajectory(&world)],
+        Some(&judge),
+        &|| {},
+    )
+    .expect("scored");
+    scores.remove(0)
+}
+
+/// Why the judge's answer was refused; `friendly` then stays pending.
+fn refused(s: &Score) -> String {
+    let f = friendly(s);
+    assert_eq!(f.met, None, "a refused answer leaves the criterion pending");
+    f.error.clone().expect("the judge's answer was refused")
+}
+
+#[test]
+fn on_a_scale_the_judge_reads_the_levels_and_answers_with_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seen = dir.path().join("request.json");
+    let s = judged_on_a_scale(r#"{"level": "Curt", "reason": "short but fine"}"#, &seen);
+    let request: Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).expect("request written"))
+            .expect("JSON");
+    assert_eq!(
+        request["criterion"]["scale"][1],
+        serde_json::json!({"label": "Curt", "points": 0.5}),
+        "the request lists the levels"
+    );
+    let f = friendly(&s);
+    let j = f.evidence.judgment.as_ref().expect("the judgment");
+    assert_eq!(j.level.as_deref(), Some("Curt"));
+    assert_eq!(f.met, Some(true), "a level with points counts as met");
+    assert_eq!(f.earned, 0.5, "and earns the level's points");
+    assert!(
+        f.evidence.detail.contains("graded “Curt” by command:sh"),
+        "{}",
+        f.evidence.detail
+    );
+
+    let rude = judged_on_a_scale(r#"{"level": "Rude", "reason": "rude"}"#, &seen);
+    assert_eq!(friendly(&rude).met, Some(false));
+
+    let contradicts = refused(&judged_on_a_scale(
+        r#"{"level": "Rude", "met": true, "reason": "x"}"#,
+        &seen,
+    ));
+    assert!(
+        contradicts.contains("criterion `friendly`") && contradicts.contains("counts as not met"),
+        "{contradicts}"
+    );
+    let no_level = refused(&judged_on_a_scale(r#"{"met": true, "reason": "x"}"#, &seen));
+    assert!(
+        no_level.contains(r#"one of "Warm", "Curt", "Rude""#),
+        "{no_level}"
+    );
+}

@@ -1,5 +1,5 @@
 """Recomputes the engine's agreement statistics with the reference Python
-packages: Krippendorff's alpha with `krippendorff`, Cohen's and Fleiss'
+packages: Krippendorff's alpha (nominal and ordinal) with `krippendorff`, Cohen's and Fleiss'
 kappa with `statsmodels`. The cases and the engine's answers come from the
 Rust test `grading::agreement::tests::write_cases_for_the_python_reference_check`
 (see python_check_agreement in scripts/python.sh).
@@ -42,12 +42,18 @@ def main(path: str) -> None:
         ).T
         close(f"alpha #{i}", case["alpha"], krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
         checked += 1
+    for i, case in enumerate(cases["alpha_ordinal"]):
+        data = np.array(
+            [[np.nan if v is None else v for v in unit] for unit in case["units"]], dtype=float
+        ).T
+        close(f"ordinal alpha #{i}", case["alpha"], krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
+        checked += 1
     for i, case in enumerate(cases["fleiss"]):
         table, _ = aggregate_raters(np.array(case["units"]))
         close(f"fleiss #{i}", case["kappa"], fleiss_kappa(table, method="fleiss"))
         checked += 1
-    if checked < 5:
-        raise SystemExit(f"only {checked} cases were checked; expected at least 5")
+    if checked < 7:
+        raise SystemExit(f"only {checked} cases were checked; expected at least 7")
     print(f"{checked} agreement cases match the reference packages")
 
 

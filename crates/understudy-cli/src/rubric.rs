@@ -83,9 +83,13 @@ pub enum RubricCommand {
         episode: String,
         #[arg(long)]
         criterion: String,
-        /// true (met) or false (not met).
-        #[arg(long, action = clap::ArgAction::Set)]
-        met: bool,
+        /// true (met) or false (not met); for a criterion on a scale, give
+        /// --level instead (it decides met).
+        #[arg(long, action = clap::ArgAction::Set, required_unless_present = "level")]
+        met: Option<bool>,
+        /// For a criterion graded on a scale: the level's label.
+        #[arg(long)]
+        level: Option<String>,
         #[arg(long)]
         reason: String,
         /// Who graded (an expert id).
@@ -118,9 +122,18 @@ pub fn run(cmd: RubricCommand) -> anyhow::Result<ExitCode> {
             episode,
             criterion,
             met,
+            level,
             reason,
             judge,
-        } => run_judge(world, store, episode, criterion, met, reason, judge),
+        } => run_judge(
+            world,
+            store,
+            episode,
+            criterion,
+            (met, level),
+            reason,
+            judge,
+        ),
     }
 }
 
@@ -440,7 +453,7 @@ fn run_judge(
     store: PathBuf,
     episode: String,
     criterion: String,
-    met: bool,
+    (given_met, level): (Option<bool>, Option<String>),
     reason: String,
     judge: String,
 ) -> anyhow::Result<ExitCode> {
@@ -458,6 +471,18 @@ fn run_judge(
     if c.kind != understudy::rubric::CriterionKind::Judged {
         anyhow::bail!("criterion `{criterion}` is checked automatically ({:?}); only judged criteria take a grade", c.kind);
     }
+    let met = understudy::grading::met_at_level(c, given_met.unwrap_or(false), level.as_deref())?;
+    if given_met.is_some_and(|m| m != met) {
+        anyhow::bail!(
+            "--met {} contradicts --level \"{}\", which counts as {}; give only --level",
+            !met,
+            level.as_deref().unwrap_or_default(),
+            if met { "met" } else { "not met" }
+        );
+    }
+    let level = level
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty());
     let j = Judgment {
         criterion_id: criterion.clone(),
         criterion_hash: Some(c.hash.clone()),
@@ -465,12 +490,13 @@ fn run_judge(
         reason,
         judge,
         at: String::new(),
-        level: None,
+        level: level.clone(),
     };
     store.save_judgment(&episode, &JudgmentRecord::from(&j))?;
-    eprintln!(
-        "recorded: {criterion} {} for episode {episode}",
-        if met { "met" } else { "not met" }
-    );
+    let grade = match &level {
+        Some(l) => format!("“{l}” ({})", if met { "met" } else { "not met" }),
+        None => (if met { "met" } else { "not met" }).to_string(),
+    };
+    eprintln!("recorded: {criterion} {grade} for episode {episode}");
     Ok(ExitCode::SUCCESS)
 }

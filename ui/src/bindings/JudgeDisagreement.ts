@@ -19,4 +19,12 @@ judge_met: boolean,
 /**
  * What the person said.
  */
-grader_met: boolean, };
+grader_met: boolean, 
+/**
+ * On a scale, the level the judge chose.
+ */
+judge_level: string | null, 
+/**
+ * On a scale, the level the person chose.
+ */
+grader_level: string | null, };

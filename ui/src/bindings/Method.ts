@@ -3,4 +3,4 @@
 /**
  * Which statistic a value is.
  */
-export type Method = "cohen_kappa" | "krippendorff_alpha" | "none";
+export type Method = "cohen_kappa" | "krippendorff_alpha" | "krippendorff_alpha_ordinal" | "none";

@@ -8,6 +8,7 @@ suite("agreement in words", () => {
   it("names the statistic and its strength in the usual bands", () => {
     expect(methodName("cohen_kappa")).toBe("Cohen's κ");
     expect(methodName("krippendorff_alpha")).toBe("Krippendorff's α");
+    expect(methodName("krippendorff_alpha_ordinal")).toBe("Krippendorff's α on levels");
     expect(describe(base)).toBe("0.62 (substantial)");
     expect(strength(-0.1)).toBe("worse than chance");
     expect(strength(0.2)).toBe("slight");

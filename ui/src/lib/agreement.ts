@@ -6,6 +6,7 @@ import type { Method } from "../bindings/Method";
 export function methodName(m: Method): string {
   if (m === "cohen_kappa") return "Cohen's κ";
   if (m === "krippendorff_alpha") return "Krippendorff's α";
+  if (m === "krippendorff_alpha_ordinal") return "Krippendorff's α on levels";
   return "Agreement";
 }
 

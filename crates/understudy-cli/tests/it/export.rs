@@ -42,7 +42,7 @@ impl Fixture {
     }
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
+pub(crate) fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for entry in std::fs::read_dir(src).unwrap().flatten() {
         let to = dst.join(entry.file_name());
@@ -256,11 +256,11 @@ fn pay_back(rows: &[Value]) -> &Value {
         .expect("the pay-back episode is exported")
 }
 
-fn bin() -> Command {
+pub(crate) fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_understudy"))
 }
 
-fn run_ok(cmd: &mut Command) -> (String, String) {
+pub(crate) fn run_ok(cmd: &mut Command) -> (String, String) {
     let out = cmd.output().unwrap();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -273,7 +273,7 @@ fn run_ok(cmd: &mut Command) -> (String, String) {
     (stdout, stderr)
 }
 
-fn run_err(cmd: &mut Command) -> String {
+pub(crate) fn run_err(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
     assert!(
         !out.status.success(),

@@ -9,6 +9,7 @@ mod read_only_store;
 mod replay_stored;
 mod review_cli;
 mod rubric_batch;
+mod rubric_judge_cli;
 mod runaway_world;
 mod serve_cli;
 mod store_processes;

@@ -14,7 +14,7 @@ const criterion: JudgeCriterionAgreement = {
   percent: 0.75,
   kappa: 0.5,
   note: null,
-  disagreements: [{ episode_id: "r2", grader: "ana", judge_met: false, grader_met: true }],
+  disagreements: [{ episode_id: "r2", grader: "ana", judge_met: false, grader_met: true, judge_level: null, grader_level: null }],
 };
 
 describe("judge against people", () => {
