@@ -143,12 +143,7 @@ fn an_import_with_a_bad_line_stores_nothing_and_names_every_bad_line() {
 fn two_graders_grade_override_and_their_agreement_is_kappa() {
     let at = Imported::new();
     let (store, world, rubric) = (&at.store, &at.world, &at.rubric);
-    let runs: Vec<String> = store
-        .episodes(&Default::default())
-        .expect("list")
-        .into_iter()
-        .map(|e| e.id)
-        .collect();
+    let runs = run_ids(store);
     let (ana, ben) = (expert(store, "Ana"), expert(store, "Ben"));
     let grade_as = |run: &str, who: &str, g: GradeInput| at.grader(run, who).grade(&g);
 
@@ -275,15 +270,7 @@ fn two_graders_grade_override_and_their_agreement_is_kappa() {
 
 /// The pay-back rubric with `friendly` graded on a three-level scale.
 fn scaled_rubric(world: &Arc<World>) -> Arc<Rubric> {
-    let text = std::fs::read_to_string(common::mini_dir().join("rubrics/pay-back.toml"))
-        .expect("the rubric file");
-    let scale = r#"scale = [{ label = "Warm", points = 1 }, { label = "Polite but curt", points = 0.5 }, { label = "Rude", points = 0 }]"#;
-    let text = text.replacen(
-        "guidance = \"Met when the message is polite and clear; not met when it is curt or rude.\"",
-        &format!("guidance = \"How warm is the reply?\"\n{scale}"),
-        1,
-    );
-    assert!(text.contains(scale), "the scale went in");
+    let text = common::pay_back_on_a_scale();
     Arc::new(Rubric::from_str(world, "pay-back", "pay-back.toml", &text).expect("compiles"))
 }
 
@@ -292,23 +279,15 @@ fn graders_on_a_scale_agree_on_levels_not_just_on_met() {
     let mut at = Imported::new();
     at.rubric = scaled_rubric(&at.world);
     let store = &at.store;
-    let runs: Vec<String> = store
-        .episodes(&Default::default())
-        .expect("list")
-        .into_iter()
-        .map(|e| e.id)
-        .collect();
+    let runs = run_ids(store);
     let (ana, ben) = (expert(store, "Ana"), expert(store, "Ben"));
     let leveled = |level: &str| GradeInput {
         level: Some(level.into()),
         ..grade("friendly", true, "Read the reply.")
     };
     // Both call both replies met (a level with points), but on run 1 Ana
-    // says "Warm" and Ben "Polite but curt".
-    for (run, ana_says, ben_says) in [
-        (&runs[0], "Warm", "Warm"),
-        (&runs[1], "Warm", "Polite but curt"),
-    ] {
+    // says "Warm" and Ben "Curt".
+    for (run, ana_says, ben_says) in [(&runs[0], "Warm", "Warm"), (&runs[1], "Warm", "Curt")] {
         for (who, level) in [(&ana, ana_says), (&ben, ben_says)] {
             at.grader(run, who).grade(&leveled(level)).expect("graded");
             at.grader(run, who).finish().expect("done");
@@ -413,6 +392,11 @@ fn imported_runs(store: &Store) -> Vec<String> {
         &common::mini_dir(),
     )
     .expect("import");
+    run_ids(store)
+}
+
+/// The ids of the runs in `store`.
+fn run_ids(store: &Store) -> Vec<String> {
     store
         .episodes(&Default::default())
         .expect("list")
@@ -515,7 +499,7 @@ fn on_a_scale_the_judge_and_people_are_compared_on_levels() {
     // curt" where Ana says "Warm". Ben's grade has no level: it cannot be
     // compared on a scale and is left out.
     save(&runs[0], Some("Warm"), "command:my-judge");
-    save(&runs[1], Some("Polite but curt"), "command:my-judge");
+    save(&runs[1], Some("Curt"), "command:my-judge");
     save(&runs[0], Some("Warm"), "ana");
     save(&runs[1], Some("Warm"), "ana");
     save(&runs[1], None, "ben");
@@ -527,7 +511,7 @@ fn on_a_scale_the_judge_and_people_are_compared_on_levels() {
     assert_eq!((d.judge_met, d.grader_met), (true, true), "both said met");
     assert_eq!(
         (d.judge_level.as_deref(), d.grader_level.as_deref()),
-        (Some("Polite but curt"), Some("Warm"))
+        (Some("Curt"), Some("Warm"))
     );
 }
 

@@ -38,15 +38,14 @@ fn trajectory(world: &World) -> RunToScore {
 fn judged(command: &str, timeout_ms: u64) -> Score {
     let world = common::mini();
     let rubrics = RubricSet::load(&world).expect("rubrics");
-    let judge = JudgeCommand::parse(command, Duration::from_millis(timeout_ms)).expect("command");
-    let mut scores = batch::score_all(
-        &world,
-        &rubrics,
-        &[trajectory(&world)],
-        Some(&judge),
-        &|| {},
-    )
-    .expect("scored");
+    judged_with(&world, &rubrics, command, Duration::from_millis(timeout_ms))
+}
+
+/// The gold run of pay-back scored with `rubrics`, `command` judging.
+fn judged_with(world: &Arc<World>, rubrics: &RubricSet, command: &str, timeout: Duration) -> Score {
+    let judge = JudgeCommand::parse(command, timeout).expect("command");
+    let mut scores = batch::score_all(world, rubrics, &[trajectory(world)], Some(&judge), &|| {})
+        .expect("scored");
     scores.remove(0)
 }
 
@@ -236,40 +235,24 @@ fn grades_people_store_are_used_until_the_criterion_changes() {
         .is_err());
 }
 
-/// `friendly` graded on a scale: the pay-back rubric with three levels,
-/// saved in an overlay folder the way the app saves edited rubrics.
-fn scaled_rubrics(world: &Arc<World>, dir: &std::path::Path) -> RubricSet {
-    let text = std::fs::read_to_string(common::mini_dir().join("rubrics/pay-back.toml"))
-        .expect("the rubric file");
-    let text = text.replacen(
-        "points = 1\n\n[[forbidden]]",
-        "points = 1\nscale = [{ label = \"Warm\", points = 1 }, { label = \"Curt\", points = 0.5 }, { label = \"Rude\", points = 0 }]\n\n[[forbidden]]",
-        1,
-    );
-    assert!(text.contains("\"Curt\""), "the scale went in");
-    std::fs::write(dir.join("pay-back.toml"), text).expect("overlay written");
-    RubricSet::load_with_overlay(world, Some(dir)).expect("the scaled rubric loads")
-}
-
+/// The gold run scored with `friendly` on a scale (the rubric saved in an
+/// overlay folder, as the app saves edited rubrics), the judge answering
+/// `answer` and leaving its request in `seen`.
 fn judged_on_a_scale(answer: &str, seen: &std::path::Path) -> Score {
     let world = common::mini();
     let dir = tempfile::tempdir().expect("tempdir");
-    let rubrics = scaled_rubrics(&world, dir.path());
+    std::fs::write(
+        dir.path().join("pay-back.toml"),
+        common::pay_back_on_a_scale(),
+    )
+    .expect("overlay written");
+    let rubrics = RubricSet::load_with_overlay(&world, Some(dir.path())).expect("loads");
     let cmd = format!(
         r#"sh -c 'cat > "{}"; echo "{}"'"#,
         seen.display(),
         answer.replace('"', "\\\"")
     );
-    let judge = JudgeCommand::parse(&cmd, Duration::from_secs(10)).expect("command");
-    let mut scores = batch::score_all(
-        &world,
-        &rubrics,
-        &[trajectory(&world)],
-        Some(&judge),
-        &|| {},
-    )
-    .expect("scored");
-    scores.remove(0)
+    judged_with(&world, &rubrics, &cmd, Duration::from_secs(10))
 }
 
 /// Why the judge's answer was refused; `friendly` then stays pending.

@@ -26,6 +26,11 @@ def close(name: str, engine, reference: float) -> None:
     print(f"ok  {name}: {engine:.6f}")
 
 
+def reliability(units) -> np.ndarray:
+    """krippendorff wants graders as rows and items as columns, nan for a gap."""
+    return np.array([[np.nan if v is None else v for v in unit] for unit in units], dtype=float).T
+
+
 def main(path: str) -> None:
     with open(path, encoding="utf-8") as f:
         cases = json.load(f)
@@ -35,19 +40,11 @@ def main(path: str) -> None:
         table, _ = to_table(np.array(pairs))
         close(f"cohen #{i}", case["kappa"], cohens_kappa(table).kappa)
         checked += 1
-    for i, case in enumerate(cases["alpha"]):
-        # krippendorff wants graders as rows and items as columns, nan for a gap.
-        data = np.array(
-            [[np.nan if v is None else v for v in unit] for unit in case["units"]], dtype=float
-        ).T
-        close(f"alpha #{i}", case["alpha"], krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
-        checked += 1
-    for i, case in enumerate(cases["alpha_ordinal"]):
-        data = np.array(
-            [[np.nan if v is None else v for v in unit] for unit in case["units"]], dtype=float
-        ).T
-        close(f"ordinal alpha #{i}", case["alpha"], krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
-        checked += 1
+    for key, level in [("alpha", "nominal"), ("alpha_ordinal", "ordinal")]:
+        for i, case in enumerate(cases[key]):
+            data = reliability(case["units"])
+            close(f"{level} alpha #{i}", case["alpha"], krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+            checked += 1
     for i, case in enumerate(cases["fleiss"]):
         table, _ = aggregate_raters(np.array(case["units"]))
         close(f"fleiss #{i}", case["kappa"], fleiss_kappa(table, method="fleiss"))

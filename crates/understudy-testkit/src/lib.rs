@@ -137,6 +137,30 @@ pub fn record_mini(
     rec
 }
 
+/// Records the mini world's pay-back solution as an agent run and submits
+/// it; the run's id.
+pub fn submitted_pay_back(store: &Arc<understudy::store::Store>) -> String {
+    let solution = mini().task("pay-back").expect("task").solution.clone();
+    let mut rec = record_mini(store, "pay-back", &solution);
+    rec.submit(None).expect("submit");
+    rec.record().id.clone()
+}
+
+/// The mini world's pay-back rubric with its judged criterion `friendly`
+/// graded on a scale of three levels: "Warm" (1 point), "Curt" (0.5),
+/// "Rude" (0).
+pub fn pay_back_on_a_scale() -> String {
+    let text = std::fs::read_to_string(mini_dir().join("rubrics/pay-back.toml"))
+        .expect("the pay-back rubric");
+    let from = "points = 1\n\n[[forbidden]]";
+    assert!(text.contains(from), "the pay-back rubric changed shape");
+    text.replacen(
+        from,
+        "points = 1\nscale = [{ label = \"Warm\", points = 1 }, { label = \"Curt\", points = 0.5 }, { label = \"Rude\", points = 0 }]\n\n[[forbidden]]",
+        1,
+    )
+}
+
 /// Saves an expert profile in `store` (Dana Reyes, support) and returns
 /// them as an episode's actor.
 pub fn expert(store: &understudy::store::Store) -> understudy::store::Actor {

@@ -42,7 +42,7 @@ impl Fixture {
     }
 }
 
-pub(crate) fn copy_dir(src: &Path, dst: &Path) {
+fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for entry in std::fs::read_dir(src).unwrap().flatten() {
         let to = dst.join(entry.file_name());

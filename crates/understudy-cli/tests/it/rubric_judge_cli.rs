@@ -7,33 +7,27 @@ use std::sync::Arc;
 
 use understudy::store::Store;
 
-use crate::export::{bin, copy_dir, run_err, run_ok};
+use crate::export::{bin, run_err, run_ok};
 
 /// The mini world copied with `friendly` on a three-level scale, a store
 /// with one pay-back run, and the run's id.
-fn scaled_world() -> (tempfile::TempDir, std::path::PathBuf, Arc<Store>, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let world = dir.path().join("mini");
-    copy_dir(&common::mini_dir(), &world);
-    let rubric = world.join("rubrics/pay-back.toml");
-    let text = std::fs::read_to_string(&rubric).expect("rubric");
-    let text = text.replacen(
-        "points = 1\n\n[[forbidden]]",
-        "points = 1\nscale = [{ label = \"Warm\", points = 1 }, { label = \"Curt\", points = 0.5 }, { label = \"Rude\", points = 0 }]\n\n[[forbidden]]",
-        1,
-    );
-    assert!(text.contains("\"Curt\""), "the scale went in");
-    std::fs::write(&rubric, text).expect("rubric written");
-    let store = Arc::new(Store::open(dir.path().join("s.db")).expect("store"));
-    let solution = common::mini()
-        .task("pay-back")
-        .expect("task")
-        .solution
-        .clone();
-    let mut rec = common::record_mini(&store, "pay-back", &solution);
-    rec.submit(None).expect("submit");
-    let id = rec.record().id.clone();
+fn scaled_world() -> (tempfile::TempDir, tempfile::TempDir, Arc<Store>, String) {
+    let world = common::copy_world(&common::mini_dir());
+    std::fs::write(
+        world.path().join("rubrics/pay-back.toml"),
+        common::pay_back_on_a_scale(),
+    )
+    .expect("rubric written");
+    let (dir, store, id) = stored_run();
     (dir, world, store, id)
+}
+
+/// A store holding one submitted pay-back run, and the run's id.
+fn stored_run() -> (tempfile::TempDir, Arc<Store>, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(Store::open(dir.path().join("s.db")).expect("store"));
+    let id = common::submitted_pay_back(&store);
+    (dir, store, id)
 }
 
 fn judge(
@@ -62,7 +56,8 @@ fn judge(
 #[test]
 fn a_grade_on_a_scale_names_its_level_and_the_level_decides_met() {
     let (dir, world, store, id) = scaled_world();
-    let (_, said) = run_ok(&mut judge(&world, dir.path(), &id, &["--level", "Curt"]));
+    let world = world.path();
+    let (_, said) = run_ok(&mut judge(world, dir.path(), &id, &["--level", "Curt"]));
     assert!(said.contains("recorded: friendly “Curt” (met)"), "{said}");
     let stored = store.judgments(&id).expect("judgments");
     assert_eq!(stored.len(), 1);
@@ -71,15 +66,15 @@ fn a_grade_on_a_scale_names_its_level_and_the_level_decides_met() {
         (true, Some("Curt"))
     );
 
-    let err = run_err(&mut judge(&world, dir.path(), &id, &["--met", "true"]));
+    let err = run_err(&mut judge(world, dir.path(), &id, &["--met", "true"]));
     assert!(
         err.contains(r#"choose one of "Warm", "Curt", "Rude""#),
         "{err}"
     );
-    let err = run_err(&mut judge(&world, dir.path(), &id, &["--level", "Superb"]));
+    let err = run_err(&mut judge(world, dir.path(), &id, &["--level", "Superb"]));
     assert!(err.contains("\"Superb\" is not a level"), "{err}");
     let err = run_err(&mut judge(
-        &world,
+        world,
         dir.path(),
         &id,
         &["--level", "Rude", "--met", "true"],
@@ -97,22 +92,13 @@ fn a_grade_on_a_scale_names_its_level_and_the_level_decides_met() {
 
 #[test]
 fn a_met_or_not_met_criterion_takes_met_and_refuses_a_level() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(Store::open(dir.path().join("s.db")).expect("store"));
-    let solution = common::mini()
-        .task("pay-back")
-        .expect("task")
-        .solution
-        .clone();
-    let mut rec = common::record_mini(&store, "pay-back", &solution);
-    rec.submit(None).expect("submit");
-    let id = rec.record().id.clone();
-    let world = common::mini_dir();
-    let (_, said) = run_ok(&mut judge(&world, dir.path(), &id, &["--met", "false"]));
+    let (dir, store, id) = stored_run();
+    let world = &common::mini_dir();
+    let (_, said) = run_ok(&mut judge(world, dir.path(), &id, &["--met", "false"]));
     assert!(said.contains("recorded: friendly not met"), "{said}");
-    let err = run_err(&mut judge(&world, dir.path(), &id, &["--level", "Warm"]));
+    let err = run_err(&mut judge(world, dir.path(), &id, &["--level", "Warm"]));
     assert!(err.contains("has no scale"), "{err}");
-    let err = run_err(&mut judge(&world, dir.path(), &id, &[]));
+    let err = run_err(&mut judge(world, dir.path(), &id, &[]));
     assert!(err.contains("--met"), "{err}");
     assert_eq!(store.judgments(&id).expect("judgments").len(), 1);
 }
