@@ -135,6 +135,10 @@ pub(crate) fn conditions(
     (sql, args)
 }
 
+/// The clause (after [`conditions`]) that keeps the runs an app may pull:
+/// finished ones (an open run is still being recorded).
+pub(crate) const PULLABLE: &str = " AND e.status NOT IN ('in_progress', 'paused')";
+
 pub(crate) fn params(args: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
     args.iter()
         .map(|a| a.as_ref() as &(dyn ToSql + Sync))

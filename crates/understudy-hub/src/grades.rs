@@ -18,9 +18,11 @@ use crate::episodes::{self, Query};
 use crate::error::ApiError;
 use crate::people::Person;
 use crate::wire::{
-    EpisodeJudgment, EpisodeOverride, GradesAfter, GradesBatch, GradesSummary, NewGrades, Numbered,
-    RubricQuery, RubricUpload, GRADES_PAGE,
+    ChangeCursor, EpisodeJudgment, EpisodeOverride, GradesAfter, GradesBatch, GradesSummary,
+    GradingChanges, NewGrades, Numbered, RubricQuery, RubricUpload, RunsGrading, CHANGES_PAGE,
+    GRADES_PAGE,
 };
+use crate::{changes, graders};
 
 fn sha256_of(parts: &[&str]) -> String {
     let mut h = Sha256::new();
@@ -149,6 +151,7 @@ pub(crate) async fn push(
         ));
     }
     check(batch)?;
+    graders::check(&batch.assignments)?;
     let tx = db.transaction().await?;
     // Every episode named must be on the hub, and the score must be of
     // that episode's task.
@@ -158,6 +161,7 @@ pub(crate) async fn push(
         .filter_map(|s| s.record.episode_id.clone())
         .chain(batch.judgments.iter().map(|j| j.episode_id.clone()))
         .chain(batch.overrides.iter().map(|o| o.episode_id.clone()))
+        .chain(batch.assignments.iter().map(|a| a.episode_id.clone()))
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
@@ -179,6 +183,7 @@ pub(crate) async fn push(
         scores: batch.scores.len(),
         judgments: batch.judgments.len(),
         overrides: batch.overrides.len(),
+        assignments: batch.assignments.len(),
         ..GradesSummary::default()
     };
     let now = understudy::store::now();
@@ -264,6 +269,14 @@ pub(crate) async fn push(
             )
             .await? as usize;
     }
+    if let Some(a) = batch
+        .assignments
+        .iter()
+        .find(|a| !known.contains_key(&a.episode_id))
+    {
+        return Err(missing(&a.episode_id));
+    }
+    summary.assignments_changed = graders::store(&tx, caller, &batch.assignments).await?;
     tx.commit().await?;
     Ok(summary)
 }
@@ -423,6 +436,42 @@ async fn rows_after(
         args.len()
     );
     Ok(db.query(&sql, &episodes::params(&args)).await?)
+}
+
+/// The grading feed: assignments changed after `after`, of the runs
+/// `caller` may pull, a page at most (see [`changes`]).
+pub(crate) async fn changes(
+    db: &mut Client,
+    caller: &Person,
+    after: ChangeCursor,
+) -> Result<GradingChanges, ApiError> {
+    let read = changes::begin(db).await?;
+    let (clauses, args) = episodes::conditions(caller, &Query::default());
+    let clauses = format!("{clauses}{}", episodes::PULLABLE);
+    let assignments = read
+        .page(graders::FEED, &clauses, args, after, CHANGES_PAGE)
+        .await?;
+    let (next, more) = read.next(after, &[&assignments], CHANGES_PAGE);
+    Ok(GradingChanges {
+        assignments: assignments
+            .iter()
+            .filter(|r| changes::keep(r, next))
+            .map(graders::from_row)
+            .collect(),
+        next,
+        more,
+    })
+}
+
+/// All the grading work of the runs among `ids` that `caller` may pull.
+pub(crate) async fn of_runs(
+    db: &Client,
+    caller: &Person,
+    ids: &[String],
+) -> Result<RunsGrading, ApiError> {
+    Ok(RunsGrading {
+        assignments: graders::of_runs(db, caller, ids).await?,
+    })
 }
 
 const RUBRIC_COLUMNS: &str =

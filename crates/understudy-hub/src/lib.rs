@@ -15,10 +15,12 @@
 //! step whose recorded content differs from the hub's copy is refused.
 
 mod assignments;
+mod changes;
 pub mod client;
 pub mod db;
 mod episodes;
 mod error;
+mod graders;
 mod grades;
 mod http;
 pub mod outbox;

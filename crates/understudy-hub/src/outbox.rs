@@ -43,6 +43,13 @@ struct Account {
     person: Person,
 }
 
+impl Account {
+    /// The hub and person, as the store's hub cursors name them.
+    fn key(&self) -> String {
+        format!("{}#{}", self.url, self.person.id)
+    }
+}
+
 /// What `hub.json` holds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Saved {
@@ -475,6 +482,7 @@ impl Outbox {
         progress.reviews_after = Some(pull::reviews(&hub, store, reviews_after)?);
         if role.pulls_episodes() {
             progress.grades_after = Some(pull::grades(&hub, store, grades_after)?);
+            pull::grading(&hub, store, &account.key())?;
         }
         pull::rubrics(&hub, store)?;
         progress.assignments = Some(hub.assignments()?);

@@ -12,11 +12,17 @@
 //! as pulled in the same transaction: they are never pushed back, and the
 //! start screen does not offer their experts as people of this computer.
 
-use understudy::store::{EpisodeStatus, NewRubricVersion, Store};
+use std::collections::BTreeSet;
+
+use understudy::store::{
+    Assignment, EpisodeStatus, HubCursor, NewRubricVersion, PulledAssignment, Store,
+};
 
 use crate::client::{EpisodeQuery, Hub};
 use crate::error::HubError;
-use crate::wire::{GradesAfter, RubricQuery, GRADES_PAGE};
+use crate::wire::{
+    ChangeCursor, GraderAssignment, GradesAfter, RubricQuery, GRADES_PAGE, MAX_EXPORT_IDS,
+};
 
 /// Whether the store has episode `id`.
 fn has(store: &Store, id: &str) -> Result<bool, HubError> {
@@ -38,8 +44,16 @@ pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
             missing.push(row.record.id);
         }
     }
+    runs(hub, store, &missing)
+}
+
+/// Imports the runs `ids` (which the store lacks), a lot at a time, each
+/// lot one transaction, and then everything graders did on them: a run
+/// pulled now brings the grading work done before it could be pulled.
+/// Returns how many were imported.
+fn runs(hub: &Hub, store: &Store, ids: &[String]) -> Result<usize, HubError> {
     let mut pulled = 0;
-    for lot in missing.chunks(PULL_LOT) {
+    for lot in ids.chunks(PULL_LOT) {
         let mut experts: Vec<understudy::store::Expert> = Vec::new();
         let mut episodes = Vec::new();
         for b in hub.export_episodes(lot)? {
@@ -54,8 +68,82 @@ pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
             store.import_pulled(&experts, &episodes)?;
         }
         pulled += episodes.len();
+        let work = hub.grading_of_runs(lot)?;
+        store.save_pulled_assignments(&pulled_assignments(&work.assignments), None)?;
     }
     Ok(pulled)
+}
+
+/// The feed of graders' assignments in the store's hub cursors.
+pub const GRADING_FEED: &str = "grading";
+
+/// The store's position in `feed` of `account`: the start when it never
+/// pulled it.
+fn cursor(store: &Store, account: &str, feed: &str) -> Result<ChangeCursor, HubError> {
+    match store.hub_cursor(account, feed)? {
+        None => Ok(ChangeCursor::default()),
+        Some(text) => serde_json::from_str(&text).map_err(|e| {
+            HubError::Invalid(format!(
+                "the store's position in the hub's {feed} feed (hub_cursors, account {account}) is `{text}`, not a cursor ({e}); it was written by another program"
+            ))
+        }),
+    }
+}
+
+fn pulled_assignments(rows: &[GraderAssignment]) -> Vec<PulledAssignment> {
+    rows.iter()
+        .map(|a| PulledAssignment {
+            assignment: Assignment {
+                episode_id: a.episode_id.clone(),
+                grader: a.grader.clone(),
+                assigned_at: a.assigned_at.clone(),
+                done_at: a.done_at.clone(),
+            },
+            grader_name: a.grader_name.clone(),
+        })
+        .collect()
+}
+
+/// Pulls the graders' assignments changed since this store's last pull
+/// from the hub `account` names (its URL and person), page by page, each
+/// page one transaction with the cursor after it. The hub serves only
+/// runs this person may pull, so a run named that the store lacks is
+/// pulled first, in the same sync. Returns how many assignments were added
+/// or marked done.
+pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubError> {
+    let mut after = cursor(store, account, GRADING_FEED)?;
+    let mut changed = 0;
+    loop {
+        let page = hub.grading_changes(&after)?;
+        let named: BTreeSet<&str> = page
+            .assignments
+            .iter()
+            .map(|a| a.episode_id.as_str())
+            .collect();
+        let mut lacking = Vec::new();
+        for id in named {
+            if !has(store, id)? {
+                lacking.push(id.to_string());
+            }
+        }
+        for lot in lacking.chunks(MAX_EXPORT_IDS) {
+            runs(hub, store, lot)?;
+        }
+        let text =
+            serde_json::to_string(&page.next).map_err(|e| HubError::Invalid(e.to_string()))?;
+        changed += store.save_pulled_assignments(
+            &pulled_assignments(&page.assignments),
+            Some(&HubCursor {
+                account,
+                feed: GRADING_FEED,
+                cursor: &text,
+            }),
+        )?;
+        after = page.next;
+        if !page.more {
+            return Ok(changed);
+        }
+    }
 }
 
 /// How many episodes a pull fetches and imports at once.

@@ -7,6 +7,7 @@ mod support;
 
 mod export;
 mod faults;
+mod graders;
 mod grades;
 mod limits;
 mod outbox;
