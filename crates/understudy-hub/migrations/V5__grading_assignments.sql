@@ -3,22 +3,43 @@
 -- every grader's work in its agreement report; and the change feeds the
 -- apps pull with.
 --
--- A change feed: every row a feed serves carries the id of the
--- transaction that last wrote it (`change_xid`) and a number from one
--- sequence (`change_seq`), both set by a trigger on every insert and
--- update. A pull reads rows after its cursor in (change_xid, change_seq)
--- order, and only rows whose transaction is older than the oldest one
--- still running (pg_snapshot_xmin of the reading snapshot): those are all
--- committed or rolled back, and no later write can sort before them, so a
--- cursor never passes a row that commits later (the sequence-gap race of a
--- plain serial column). See src/changes.rs.
+-- A change feed: every row a feed serves gets a number from one sequence,
+-- `change_seq`, handed out in commit order. An insert or update marks the
+-- row as changed (`change_seq` NULL, by a BEFORE trigger); a deferred
+-- trigger, run as the writing transaction commits, takes one lock (a
+-- transaction-level advisory lock of this database) and numbers the
+-- marked rows; the lock is held until the commit is done. So a
+-- transaction's numbers are all above those of every transaction that
+-- committed before it, and a pull reading `change_seq > cursor` can never
+-- pass a row that commits later (the sequence-gap race of a serial column
+-- numbered at write time). See src/changes.rs.
 CREATE SEQUENCE change_seq;
 
-CREATE FUNCTION note_change() RETURNS trigger LANGUAGE plpgsql AS $$
+-- BEFORE INSERT OR UPDATE: the row changed; number it at commit. The
+-- numbering's own update (which sets change_seq) is left alone.
+CREATE FUNCTION mark_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  NEW.change_xid := pg_current_xact_id()::text::bigint;
-  NEW.change_seq := nextval('change_seq');
+  IF TG_OP = 'INSERT' OR NEW.change_seq IS NOT DISTINCT FROM OLD.change_seq THEN
+    NEW.change_seq := NULL;
+  END IF;
   RETURN NEW;
+END
+$$;
+
+-- The deferred AFTER trigger's body, for a table whose rows are found by
+-- the columns named in the trigger's arguments.
+CREATE FUNCTION number_change() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  keys text := '';
+  i int;
+BEGIN
+  PERFORM pg_advisory_xact_lock(8600500);
+  FOR i IN 0 .. TG_NARGS - 1 LOOP
+    keys := keys || format(' AND %I = ($1).%I', TG_ARGV[i], TG_ARGV[i]);
+  END LOOP;
+  EXECUTE format('UPDATE %I SET change_seq = nextval(''change_seq'') WHERE change_seq IS NULL%s', TG_TABLE_NAME, keys)
+    USING NEW;
+  RETURN NULL;
 END
 $$;
 
@@ -37,10 +58,13 @@ CREATE TABLE grading_assignments (
   assigned_by BIGINT NOT NULL REFERENCES people (id),
   changed_by BIGINT REFERENCES people (id),
   changed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-  change_xid BIGINT NOT NULL DEFAULT 0,
-  change_seq BIGINT NOT NULL DEFAULT 0,
+  -- NULL while the writing transaction has not committed.
+  change_seq BIGINT,
   PRIMARY KEY (episode_id, grader)
 );
-CREATE INDEX grading_assignments_changes ON grading_assignments (change_xid, change_seq);
-CREATE TRIGGER grading_assignments_change BEFORE INSERT OR UPDATE ON grading_assignments
-  FOR EACH ROW EXECUTE FUNCTION note_change();
+CREATE INDEX grading_assignments_changes ON grading_assignments (change_seq);
+CREATE TRIGGER grading_assignments_mark BEFORE INSERT OR UPDATE ON grading_assignments
+  FOR EACH ROW EXECUTE FUNCTION mark_change();
+CREATE CONSTRAINT TRIGGER grading_assignments_number AFTER INSERT OR UPDATE ON grading_assignments
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.change_seq IS NULL)
+  EXECUTE FUNCTION number_change('episode_id', 'grader');

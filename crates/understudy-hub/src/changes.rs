@@ -2,26 +2,30 @@
 //! after my cursor", not the whole table, so a sync costs what changed, not
 //! what the hub holds.
 //!
-//! Every row a feed serves carries `change_xid`, the id of the transaction
-//! that last wrote it, and `change_seq`, a number from one sequence, both
-//! set by the `note_change` trigger on every insert and update (hub
-//! migration V5). A page is the rows after the cursor in `(change_xid,
-//! change_seq)` order, **only those whose transaction is older than the
-//! oldest transaction still running** when the page is read
-//! (`pg_snapshot_xmin` of the reading snapshot).
+//! Every row a feed serves carries `change_seq`, a number from one
+//! sequence **handed out in commit order** (hub migration V5): an insert or
+//! update marks the row (`change_seq` NULL, a BEFORE trigger), and a
+//! deferred trigger, run while the writing transaction commits, takes one
+//! lock of this database (a transaction-level advisory lock, held until
+//! the commit is done) and numbers the marked rows. A page is the rows
+//! with `change_seq > cursor`, in that order.
 //!
-//! Why this and not a plain serial column read with `> cursor`: sequence
-//! numbers are handed out when a row is written, not when its transaction
-//! commits, so a transaction holding number 7 can commit after one holding
-//! 8 was read; a cursor at 8 would pass 7 for good. Below the snapshot's
-//! xmin every transaction has finished, so what a page holds is final, and
-//! any write not yet visible belongs to a transaction at or above xmin,
-//! which sorts after every row read. Chosen over a commit-ordered counter
-//! bumped under a lock because that lock would serialize every push (a
-//! push transaction is large); the price here is only that a long-running
-//! transaction delays what the feeds show until it ends, never loses it.
-//! The page is read in one REPEATABLE READ snapshot, so the bound and the
-//! rows agree.
+//! Why: a serial column numbered when the row is written is not enough, as
+//! numbers are handed out at write time and transactions commit in any
+//! order. A transaction holding 7 can commit after one holding 8 was read,
+//! and a cursor at 8 passes 7 for good (the sequence-gap race). Numbered
+//! under the lock at commit, every row a reader can see has a lower
+//! number than every row not yet committed, so a cursor never passes one.
+//! Chosen over bounding reads by the oldest running transaction
+//! (`pg_snapshot_xmin`) because that bound is the whole PostgreSQL
+//! cluster's: one long transaction anywhere on the server, in any
+//! database, would hold every app's feed back; the lock here is this
+//! database's only and is held just for the numbering and the commit
+//! (writers still do their work side by side; only their commits queue).
+//!
+//! Marked rows are invisible until numbered (their transaction has not
+//! committed), so the feed never shows a NULL; the page and the high-water
+//! mark are read in one snapshot (REPEATABLE READ), so they agree.
 
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, IsolationLevel, Row, Transaction};
@@ -29,11 +33,9 @@ use tokio_postgres::{Client, IsolationLevel, Row, Transaction};
 use crate::error::ApiError;
 use crate::wire::ChangeCursor;
 
-/// A feed read: its snapshot, and the transaction id below which every
-/// write is final in it.
+/// A feed read: one snapshot for its pages and marks.
 pub(crate) struct Read<'a> {
     pub tx: Transaction<'a>,
-    pub bound: i64,
 }
 
 /// Opens a feed read on `db`.
@@ -44,76 +46,77 @@ pub(crate) async fn begin(db: &mut Client) -> Result<Read<'_>, ApiError> {
         .read_only(true)
         .start()
         .await?;
-    let bound: i64 = tx
-        .query_one(
-            "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
-            &[],
-        )
-        .await?
-        .get(0);
-    Ok(Read { tx, bound })
+    Ok(Read { tx })
+}
+
+/// A page of one table's feed: the rows served, and the highest number
+/// in the table (rows the filter left out included).
+pub(crate) struct Page {
+    pub rows: Vec<Row>,
+    pub high: i64,
+    full: bool,
 }
 
 impl Read<'_> {
     /// Up to `limit` rows of `select` (a `SELECT ... FROM table g ...`
-    /// whose rows have g's change columns) with `clauses` (a `WHERE ...`
-    /// over `args`), after `after` and below the bound, in feed order.
+    /// whose rows have g's `change_seq`) with `clauses` (a `WHERE ...`
+    /// over `args`), numbered after `after`, in feed order.
     pub async fn page(
         &self,
+        table: &'static str,
         select: &str,
         clauses: &str,
         mut args: Vec<Box<dyn ToSql + Sync + Send>>,
         after: ChangeCursor,
         limit: usize,
-    ) -> Result<Vec<Row>, ApiError> {
+    ) -> Result<Page, ApiError> {
         let n = args.len();
-        args.push(Box::new(after.xid));
         args.push(Box::new(after.seq));
-        args.push(Box::new(self.bound));
         args.push(Box::new(limit as i64));
         let sql = format!(
-            "{select}{clauses} AND (g.change_xid, g.change_seq) > (${}, ${}) AND g.change_xid < ${} ORDER BY g.change_xid, g.change_seq LIMIT ${}",
+            "{select}{clauses} AND g.change_seq > ${} ORDER BY g.change_seq LIMIT ${}",
             n + 1,
-            n + 2,
-            n + 3,
-            n + 4
+            n + 2
         );
-        Ok(self.tx.query(&sql, &crate::episodes::params(&args)).await?)
+        let rows = self.tx.query(&sql, &crate::episodes::params(&args)).await?;
+        let high: Option<i64> = self
+            .tx
+            .query_one(&format!("SELECT max(change_seq) FROM {table}"), &[])
+            .await?
+            .get(0);
+        Ok(Page {
+            full: rows.len() >= limit,
+            rows,
+            high: high.unwrap_or(0),
+        })
     }
+}
 
-    /// Where the next read starts after pages of several tables read with
-    /// the same `after` and `limit`: the last row of the first full page
-    /// (rows after it are kept for the next read: see [`keep`]), or, when
-    /// no page was full, the bound itself — every write below it has been
-    /// seen. `true` when more rows wait.
-    pub fn next(
-        &self,
-        after: ChangeCursor,
-        pages: &[&[Row]],
-        limit: usize,
-    ) -> (ChangeCursor, bool) {
-        let cut = pages
-            .iter()
-            .filter(|p| p.len() >= limit)
-            .filter_map(|p| p.last().map(key))
-            .min();
-        match cut {
-            Some(c) => (c, true),
-            None => (
-                after.max(ChangeCursor {
-                    xid: self.bound - 1,
-                    seq: i64::MAX,
-                }),
-                false,
-            ),
-        }
+/// Where the next read starts after `pages` (of several tables, read with
+/// the same `after`): the last row of the first full page (rows after it
+/// wait for the next read: see [`keep`]), or, when no page was full, the
+/// highest number of any table, past rows the filters left out, which
+/// are then never read again. `true` when more rows wait.
+pub(crate) fn next(after: ChangeCursor, pages: &[&Page]) -> (ChangeCursor, bool) {
+    let cut = pages
+        .iter()
+        .filter(|p| p.full)
+        .filter_map(|p| p.rows.last().map(key))
+        .min();
+    match cut {
+        Some(c) => (c, true),
+        None => (
+            after.max(ChangeCursor {
+                seq: pages.iter().map(|p| p.high).max().unwrap_or(0),
+            }),
+            false,
+        ),
     }
 }
 
 /// A row's position in its feed.
 pub(crate) fn key(r: &Row) -> ChangeCursor {
     ChangeCursor {
-        xid: r.get("change_xid"),
         seq: r.get("change_seq"),
     }
 }

@@ -295,13 +295,16 @@ impl Hub {
         ))
     }
 
+    /// A page of the runs feed: the finished runs the caller may pull
+    /// that changed after `after`.
+    pub fn run_changes(&self, after: &ChangeCursor) -> Result<RunChanges, HubError> {
+        self.get(&format!("/v1/sync/runs?seq={}", after.seq))
+    }
+
     /// A page of the grading feed: graders' assignments changed after
     /// `after`, of the runs the caller may pull.
     pub fn grading_changes(&self, after: &ChangeCursor) -> Result<GradingChanges, HubError> {
-        self.get(&format!(
-            "/v1/sync/grading?xid={}&seq={}",
-            after.xid, after.seq
-        ))
+        self.get(&format!("/v1/sync/grading?seq={}", after.seq))
     }
 
     /// All the grading work of the runs among `ids` the caller may pull

@@ -14,7 +14,7 @@ use understudy::trajectory::Trajectory;
 
 use crate::error::{codes, ApiError};
 use crate::people::Person;
-use crate::wire::{EpisodeRow, ReviewRequest};
+use crate::wire::{ChangeCursor, EpisodeRow, ReviewRequest, RunChanges, CHANGES_PAGE};
 
 /// Which episodes (`GET /v1/episodes`, `GET /v1/export` query parameters).
 #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
@@ -170,6 +170,35 @@ pub(crate) async fn list(
             })
         })
         .collect()
+}
+
+/// The runs feed: ids of the runs `caller` may pull changed after
+/// `after`, a page at most (see [`crate::changes`]).
+pub(crate) async fn changes(
+    db: &mut Client,
+    caller: &Person,
+    after: ChangeCursor,
+) -> Result<RunChanges, ApiError> {
+    let read = crate::changes::begin(db).await?;
+    let (clauses, args) = conditions(caller, &Query::default());
+    let clauses = format!("{clauses}{PULLABLE}");
+    // `g`: the feed's table, here the episodes themselves.
+    let page = read
+        .page(
+            "episodes",
+            "SELECT g.id, g.change_seq FROM episodes g JOIN episodes e ON e.id = g.id",
+            &clauses,
+            args,
+            after,
+            CHANGES_PAGE,
+        )
+        .await?;
+    let (next, more) = crate::changes::next(after, &[&page]);
+    Ok(RunChanges {
+        runs: page.rows.iter().map(|r| r.get("id")).collect(),
+        next,
+        more,
+    })
 }
 
 /// Whole episodes (steps, expert profile, reviews), oldest first: what an

@@ -99,7 +99,7 @@ pub(crate) async fn of_runs(
     let (clauses, mut args) = episodes::conditions(caller, &Query::default());
     args.push(Box::new(ids.to_vec()));
     let sql = format!(
-        "{FEED}{clauses}{PULLABLE} AND g.episode_id = ANY(${}) ORDER BY g.change_xid, g.change_seq",
+        "{FEED}{clauses}{PULLABLE} AND g.episode_id = ANY(${}) ORDER BY g.change_seq",
         args.len()
     );
     Ok(db

@@ -449,11 +449,19 @@ pub(crate) async fn changes(
     let (clauses, args) = episodes::conditions(caller, &Query::default());
     let clauses = format!("{clauses}{}", episodes::PULLABLE);
     let assignments = read
-        .page(graders::FEED, &clauses, args, after, CHANGES_PAGE)
+        .page(
+            "grading_assignments",
+            graders::FEED,
+            &clauses,
+            args,
+            after,
+            CHANGES_PAGE,
+        )
         .await?;
-    let (next, more) = read.next(after, &[&assignments], CHANGES_PAGE);
+    let (next, more) = changes::next(after, &[&assignments]);
     Ok(GradingChanges {
         assignments: assignments
+            .rows
             .iter()
             .filter(|r| changes::keep(r, next))
             .map(graders::from_row)

@@ -25,7 +25,7 @@ mod grades;
 mod http;
 pub mod outbox;
 pub mod people;
-mod pull;
+pub mod pull;
 mod push;
 pub mod roles;
 pub mod wire;

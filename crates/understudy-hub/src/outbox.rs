@@ -466,7 +466,7 @@ impl Outbox {
             progress.sent = Some(sent);
         }
         if role.pulls_episodes() {
-            pull::episodes(&hub, store)?;
+            pull::episodes(&hub, store, &account.key())?;
         }
         for w in pending {
             let refused = work::send(&hub, store, w)?;

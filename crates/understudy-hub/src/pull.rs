@@ -18,7 +18,7 @@ use understudy::store::{
     Assignment, EpisodeStatus, HubCursor, NewRubricVersion, PulledAssignment, Store,
 };
 
-use crate::client::{EpisodeQuery, Hub};
+use crate::client::Hub;
 use crate::error::HubError;
 use crate::wire::{
     ChangeCursor, GraderAssignment, GradesAfter, RubricQuery, GRADES_PAGE, MAX_EXPORT_IDS,
@@ -33,19 +33,57 @@ fn has(store: &Store, id: &str) -> Result<bool, HubError> {
     }
 }
 
-/// Imports the hub's finished episodes the store lacks; returns how many.
-/// Only those are fetched, a few hundred at a time, each lot one
-/// transaction: a pull cut off keeps the lots it finished and the next
-/// one fetches the rest.
-pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
-    let mut missing = Vec::new();
-    for row in hub.episodes(&EpisodeQuery::default())? {
-        if !row.record.status.is_open() && !has(store, &row.record.id)? {
-            missing.push(row.record.id);
+/// The feed of finished runs in the store's hub cursors.
+pub const RUNS_FEED: &str = "runs";
+
+/// Imports the hub's finished runs the store lacks, reading only the runs
+/// added or changed since this store's last pull from `account` (the
+/// runs feed, page by page): a sync costs what changed, not what the hub
+/// holds. Only those lacking are fetched whole, a few hundred at a time,
+/// each lot one transaction; the cursor is saved after the page's runs
+/// are in, so a pull cut off reads that page again and imports the rest
+/// (a run already here is skipped). Returns how many were imported.
+pub fn episodes(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubError> {
+    let mut after = cursor(store, account, RUNS_FEED)?;
+    let mut pulled = 0;
+    loop {
+        let page = hub.run_changes(&after)?;
+        let mut lacking = Vec::new();
+        for id in &page.runs {
+            if !has(store, id)? {
+                lacking.push(id.clone());
+            }
+        }
+        pulled += runs(hub, store, &lacking)?;
+        save_cursor(store, account, RUNS_FEED, &page.next)?;
+        after = page.next;
+        if !page.more {
+            return Ok(pulled);
         }
     }
-    runs(hub, store, &missing)
 }
+
+fn save_cursor(
+    store: &Store,
+    account: &str,
+    feed: &str,
+    at: &ChangeCursor,
+) -> Result<(), HubError> {
+    let text = cursor_text(at)?;
+    store.save_hub_cursor(&HubCursor {
+        account,
+        feed,
+        cursor: &text,
+    })?;
+    Ok(())
+}
+
+fn cursor_text(at: &ChangeCursor) -> Result<String, HubError> {
+    serde_json::to_string(at).map_err(|e| HubError::Invalid(e.to_string()))
+}
+
+/// How many episodes a pull fetches and imports at once.
+const PULL_LOT: usize = 200;
 
 /// Imports the runs `ids` (which the store lacks), a lot at a time, each
 /// lot one transaction, and then everything graders did on them: a run
@@ -145,9 +183,6 @@ pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubErro
         }
     }
 }
-
-/// How many episodes a pull fetches and imports at once.
-const PULL_LOT: usize = 200;
 
 /// Applies the hub's decisions with a row id above `after` to the
 /// store's episodes still waiting for one; returns the highest id seen.

@@ -126,14 +126,12 @@ pub struct GraderAssignment {
     pub done_at: Option<String>,
 }
 
-/// A position in one of the hub's change feeds: the writing transaction
-/// and change number of the last row read (see the hub's `changes`
+/// A position in one of the hub's change feeds: the change number read
+/// up to (numbers are handed out in commit order: see the hub's `changes`
 /// module). The default is the start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChangeCursor {
-    #[serde(default)]
-    pub xid: i64,
     #[serde(default)]
     pub seq: i64,
 }
@@ -141,7 +139,19 @@ pub struct ChangeCursor {
 /// The most rows of each kind one page of a change feed holds.
 pub const CHANGES_PAGE: usize = 2000;
 
-/// `GET /v1/sync/grading?xid=&seq=`: grading work changed after a cursor,
+/// `GET /v1/sync/runs?seq=`: the finished runs the caller may pull
+/// that were added or changed after a cursor, oldest change first, by id
+/// (an app fetches whole only those it lacks: `POST /v1/export/episodes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunChanges {
+    pub runs: Vec<String>,
+    /// Where the next page starts.
+    pub next: ChangeCursor,
+    /// More changes wait after `next`: ask again.
+    pub more: bool,
+}
+
+/// `GET /v1/sync/grading?seq=`: grading work changed after a cursor,
 /// of the finished runs the caller sees, oldest change first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GradingChanges {

@@ -66,6 +66,7 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/judgments", get(list_judgments))
         .route("/v1/overrides", get(list_overrides))
         .route("/v1/grades", get(grades_after))
+        .route("/v1/sync/runs", get(run_changes))
         .route("/v1/sync/grading", get(grading_changes))
         .route("/v1/sync/grading/runs", post(grading_of_runs))
         .route("/v1/worlds", get(list_worlds).post(upload_world))
@@ -275,6 +276,16 @@ async fn grades_after(
     let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let db = s.pool.get().await?;
     Ok(Json(crate::grades::after(&db, &p, &q).await?))
+}
+
+async fn run_changes(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<ChangeCursor>, axum::extract::rejection::QueryRejection>,
+) -> Answer<RunChanges> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut db = s.pool.get().await?;
+    Ok(Json(episodes::changes(&mut db, &p, q).await?))
 }
 
 async fn grading_changes(

@@ -219,10 +219,10 @@ fn assignments_made_on_a_leads_machine_reach_both_graders_and_every_report_count
     // A malformed cursor is refused with its field named.
     let answer = raw(
         "GET",
-        &format!("{}/v1/sync/grading?xid=first", hub.url),
+        &format!("{}/v1/sync/grading?seq=first", hub.url),
         Some(&ada_token),
         None,
         Vec::new(),
     );
-    assert_error(answer, 400, "bad_request", "xid");
+    assert_error(answer, 400, "bad_request", "seq");
 }

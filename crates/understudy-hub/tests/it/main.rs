@@ -7,6 +7,7 @@ mod support;
 
 mod export;
 mod faults;
+mod feeds;
 mod graders;
 mod grades;
 mod limits;
