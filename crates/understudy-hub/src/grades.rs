@@ -438,47 +438,77 @@ async fn rows_after(
     Ok(db.query(&sql, &episodes::params(&args)).await?)
 }
 
-/// The grading feed: assignments changed after `after`, of the runs
-/// `caller` may pull, a page at most (see [`changes`]).
+/// The grading feed: assignments, judgments and overrides changed after
+/// `after`, of the runs `caller` may pull, a page of each at most (see
+/// [`changes`]). Grades of runs the caller may not pull (yet) are not
+/// served, and the cursor passes them: a run that becomes pullable is
+/// announced by the runs feed, and pulling it brings all its grading work
+/// ([`of_runs`]). So nothing waits on a run that may never come, and
+/// nothing is lost when it comes.
 pub(crate) async fn changes(
     db: &mut Client,
     caller: &Person,
     after: ChangeCursor,
 ) -> Result<GradingChanges, ApiError> {
     let read = changes::begin(db).await?;
-    let (clauses, args) = episodes::conditions(caller, &Query::default());
-    let clauses = format!("{clauses}{}", episodes::PULLABLE);
-    let assignments = read
-        .page(
-            "grading_assignments",
-            graders::FEED,
-            &clauses,
-            args,
-            after,
-            CHANGES_PAGE,
-        )
-        .await?;
-    let (next, more) = changes::next(after, &[&assignments]);
-    Ok(GradingChanges {
-        assignments: assignments
-            .rows
+    let page = |table: &'static str, select: &'static str| {
+        let (clauses, args) = episodes::conditions(caller, &Query::default());
+        let clauses = format!("{clauses}{}", episodes::PULLABLE);
+        let read = &read;
+        async move {
+            read.page(table, select, &clauses, args, after, CHANGES_PAGE)
+                .await
+        }
+    };
+    let assignments = page("grading_assignments", graders::FEED).await?;
+    let judgments = page(
+        "judgments",
+        "SELECT g.* FROM judgments g JOIN episodes e ON e.id = g.episode_id",
+    )
+    .await?;
+    let overrides = page(
+        "overrides",
+        "SELECT g.* FROM overrides g JOIN episodes e ON e.id = g.episode_id",
+    )
+    .await?;
+    let (next, more) = changes::next(after, &[&assignments, &judgments, &overrides]);
+    let kept = |p: &changes::Page| -> Vec<Row> {
+        p.rows
             .iter()
             .filter(|r| changes::keep(r, next))
-            .map(graders::from_row)
-            .collect(),
+            .cloned()
+            .collect()
+    };
+    Ok(GradingChanges {
+        assignments: kept(&assignments).iter().map(graders::from_row).collect(),
+        judgments: kept(&judgments).iter().map(judgment).collect(),
+        overrides: kept(&overrides).iter().map(override_of).collect(),
         next,
         more,
     })
 }
 
-/// All the grading work of the runs among `ids` that `caller` may pull.
+/// All the grading work of the runs among `ids` that `caller` may pull,
+/// oldest first.
 pub(crate) async fn of_runs(
     db: &Client,
     caller: &Person,
     ids: &[String],
 ) -> Result<RunsGrading, ApiError> {
+    let of = |table: &'static str| {
+        let (clauses, mut args) = episodes::conditions(caller, &Query::default());
+        args.push(Box::new(ids.to_vec()));
+        let sql = format!(
+            "SELECT g.* FROM {table} g JOIN episodes e ON e.id = g.episode_id{clauses}{} AND g.episode_id = ANY(${}) ORDER BY g.id",
+            episodes::PULLABLE,
+            args.len()
+        );
+        async move { db.query(&sql, &episodes::params(&args)).await }
+    };
     Ok(RunsGrading {
         assignments: graders::of_runs(db, caller, ids).await?,
+        judgments: of("judgments").await?.iter().map(judgment).collect(),
+        overrides: of("overrides").await?.iter().map(override_of).collect(),
     })
 }
 

@@ -20,9 +20,7 @@ use understudy::store::{
 
 use crate::client::Hub;
 use crate::error::HubError;
-use crate::wire::{
-    ChangeCursor, GraderAssignment, GradesAfter, RubricQuery, GRADES_PAGE, MAX_EXPORT_IDS,
-};
+use crate::wire::{ChangeCursor, EpisodeJudgment, EpisodeOverride, GraderAssignment, RubricQuery};
 
 /// Whether the store has episode `id`.
 fn has(store: &Store, id: &str) -> Result<bool, HubError> {
@@ -107,12 +105,14 @@ fn runs(hub: &Hub, store: &Store, ids: &[String]) -> Result<usize, HubError> {
         }
         pulled += episodes.len();
         let work = hub.grading_of_runs(lot)?;
+        add_grades(store, &work.judgments, &work.overrides)?;
         store.save_pulled_assignments(&pulled_assignments(&work.assignments), None)?;
     }
     Ok(pulled)
 }
 
-/// The feed of graders' assignments in the store's hub cursors.
+/// The feed of grading work (assignments, judgments, overrides) in the
+/// store's hub cursors.
 pub const GRADING_FEED: &str = "grading";
 
 /// The store's position in `feed` of `account`: the start when it never
@@ -142,21 +142,62 @@ fn pulled_assignments(rows: &[GraderAssignment]) -> Vec<PulledAssignment> {
         .collect()
 }
 
-/// Pulls the graders' assignments changed since this store's last pull
-/// from the hub `account` names (its URL and person), page by page, each
-/// page one transaction with the cursor after it. The hub serves only
-/// runs this person may pull, so a run named that the store lacks is
-/// pulled first, in the same sync. Returns how many assignments were added
-/// or marked done.
-pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubError> {
+/// Adds judgments and overrides to the store's runs, each once: a grade
+/// the store already holds (this app's own, sent earlier, coming back,
+/// or one read again after a pull cut off) is not added again. Grades of
+/// runs the store lacks are left out (the caller pulls runs first).
+fn add_grades(
+    store: &Store,
+    judgments: &[EpisodeJudgment],
+    overrides: &[EpisodeOverride],
+) -> Result<(), HubError> {
+    for g in judgments {
+        if has(store, &g.episode_id)? && !store.judgments(&g.episode_id)?.contains(&g.judgment) {
+            store.save_judgment(&g.episode_id, &g.judgment)?;
+        }
+    }
+    for g in overrides {
+        if has(store, &g.episode_id)? && !store.overrides(&g.episode_id)?.contains(&g.record) {
+            store.save_override(&g.episode_id, &g.record)?;
+        }
+    }
+    Ok(())
+}
+
+/// What a pull of the grading feed read and did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GradingPull {
+    /// Rows the hub served (assignments, judgments, overrides).
+    pub read: usize,
+    /// Runs pulled because the feed named them before the runs feed did.
+    pub runs: usize,
+    /// Assignments added or marked done.
+    pub assignments: usize,
+}
+
+/// Pulls the grading work (graders' assignments, judgments, overrides)
+/// changed since this store's last pull from the hub `account` names
+/// (its URL and person), page by page, the cursor saved after each page.
+///
+/// The hub serves only the work on runs this person may pull, and its
+/// cursor passes the rest, so a grade of a run never pullable is never
+/// read again. A run named that the store lacks (it became pullable
+/// after this sync's runs pull) is pulled first, in the same sync, with
+/// all its grading work; one that becomes pullable later is announced by
+/// the runs feed and brings its work then ([`episodes`]). So nothing is
+/// lost and nothing is read for ever.
+pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<GradingPull, HubError> {
     let mut after = cursor(store, account, GRADING_FEED)?;
-    let mut changed = 0;
+    let mut report = GradingPull::default();
     loop {
         let page = hub.grading_changes(&after)?;
+        report.read += page.assignments.len() + page.judgments.len() + page.overrides.len();
         let named: BTreeSet<&str> = page
             .assignments
             .iter()
             .map(|a| a.episode_id.as_str())
+            .chain(page.judgments.iter().map(|g| g.episode_id.as_str()))
+            .chain(page.overrides.iter().map(|g| g.episode_id.as_str()))
             .collect();
         let mut lacking = Vec::new();
         for id in named {
@@ -164,12 +205,10 @@ pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubErro
                 lacking.push(id.to_string());
             }
         }
-        for lot in lacking.chunks(MAX_EXPORT_IDS) {
-            runs(hub, store, lot)?;
-        }
-        let text =
-            serde_json::to_string(&page.next).map_err(|e| HubError::Invalid(e.to_string()))?;
-        changed += store.save_pulled_assignments(
+        report.runs += runs(hub, store, &lacking)?;
+        add_grades(store, &page.judgments, &page.overrides)?;
+        let text = cursor_text(&page.next)?;
+        report.assignments += store.save_pulled_assignments(
             &pulled_assignments(&page.assignments),
             Some(&HubCursor {
                 account,
@@ -179,7 +218,7 @@ pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubErro
         )?;
         after = page.next;
         if !page.more {
-            return Ok(changed);
+            return Ok(report);
         }
     }
 }
@@ -200,51 +239,6 @@ pub(crate) fn reviews(hub: &Hub, store: &Store, after: i64) -> Result<i64, HubEr
         }
     }
     Ok(last)
-}
-
-/// Adds the hub's judgments and overrides stored after `after` to the
-/// store's episodes, each once: a grade the store already holds (this
-/// app's own, sent earlier, coming back) is not added again, so a pull
-/// cut off and repeated duplicates nothing. Returns the row ids to ask
-/// after next time.
-///
-/// A grade of a run this store does not have yet (submitted and graded
-/// on the hub after this sync listed the finished runs) is not passed
-/// over for good: the ids returned stop just before the first such grade,
-/// so the next sync, which pulls that run first, reads it again.
-pub(crate) fn grades(
-    hub: &Hub,
-    store: &Store,
-    mut after: GradesAfter,
-) -> Result<GradesAfter, HubError> {
-    let (mut judgment_waits, mut override_waits) = (None, None);
-    loop {
-        let page = hub.grades_after(&after)?;
-        for j in &page.judgments {
-            let g = &j.grade;
-            if !has(store, &g.episode_id)? {
-                judgment_waits.get_or_insert(j.id);
-            } else if !store.judgments(&g.episode_id)?.contains(&g.judgment) {
-                store.save_judgment(&g.episode_id, &g.judgment)?;
-            }
-            after.judgments_after = after.judgments_after.max(j.id);
-        }
-        for o in &page.overrides {
-            let g = &o.grade;
-            if !has(store, &g.episode_id)? {
-                override_waits.get_or_insert(o.id);
-            } else if !store.overrides(&g.episode_id)?.contains(&g.record) {
-                store.save_override(&g.episode_id, &g.record)?;
-            }
-            after.overrides_after = after.overrides_after.max(o.id);
-        }
-        if page.judgments.len() < GRADES_PAGE && page.overrides.len() < GRADES_PAGE {
-            return Ok(GradesAfter {
-                judgments_after: judgment_waits.map_or(after.judgments_after, |id| id - 1),
-                overrides_after: override_waits.map_or(after.overrides_after, |id| id - 1),
-            });
-        }
-    }
 }
 
 /// Adds the hub's rubric versions the store lacks; returns how many.

@@ -151,11 +151,14 @@ pub struct RunChanges {
     pub more: bool,
 }
 
-/// `GET /v1/sync/grading?seq=`: grading work changed after a cursor,
+/// `GET /v1/sync/grading?seq=`: grading work (assignments, judgments,
+/// overrides) changed after a cursor,
 /// of the finished runs the caller sees, oldest change first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GradingChanges {
     pub assignments: Vec<GraderAssignment>,
+    pub judgments: Vec<EpisodeJudgment>,
+    pub overrides: Vec<EpisodeOverride>,
     /// Where the next page starts.
     pub next: ChangeCursor,
     /// More changes wait after `next`: ask again.
@@ -167,6 +170,10 @@ pub struct GradingChanges {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunsGrading {
     pub assignments: Vec<GraderAssignment>,
+    /// Oldest first.
+    pub judgments: Vec<EpisodeJudgment>,
+    /// Oldest first.
+    pub overrides: Vec<EpisodeOverride>,
 }
 
 /// What a grades push stored.
