@@ -339,6 +339,7 @@ mod tests {
             feed: "grading",
             cursor: "c1",
         };
+        let saved = || store.hub_cursor("http://hub#1", "grading").unwrap();
         let rows = [
             pulled(&run, "x-ann", None),
             pulled("elsewhere", "x-ann", None),
@@ -354,13 +355,7 @@ mod tests {
         );
         assert_eq!(store.expert("x-ann").unwrap().name, "Grader x-ann");
         assert!(store.pulled_expert_ids().unwrap().contains("x-ann"));
-        assert_eq!(
-            store
-                .hub_cursor("http://hub#1", "grading")
-                .unwrap()
-                .as_deref(),
-            Some("c1")
-        );
+        assert_eq!(saved().as_deref(), Some("c1"));
         // Again: nothing added. Done elsewhere: taken; not done: kept.
         assert_eq!(store.save_pulled_assignments(&rows, None).unwrap(), 0);
         let done = [pulled(&run, "x-ann", Some("2026-01-02T00:00:00Z"))];
@@ -383,13 +378,7 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("names no grader"), "{e}");
         assert_eq!(store.assignments().unwrap().len(), 1, "nothing stored");
-        assert_eq!(
-            store
-                .hub_cursor("http://hub#1", "grading")
-                .unwrap()
-                .as_deref(),
-            Some("c1")
-        );
+        assert_eq!(saved().as_deref(), Some("c1"));
         assert_eq!(store.hub_cursor("http://hub#2", "grading").unwrap(), None);
     }
 

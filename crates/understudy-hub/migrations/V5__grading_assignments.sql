@@ -43,6 +43,21 @@ BEGIN
 END
 $$;
 
+-- Makes `tbl` a feed table: its change_seq column (its rows numbered now,
+-- in table order), an index to read it by, and the two triggers, the
+-- deferred one finding a row by the columns `keys`.
+CREATE FUNCTION join_change_feed(tbl text, VARIADIC keys text[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('ALTER TABLE %I ADD COLUMN change_seq BIGINT', tbl);
+  EXECUTE format('UPDATE %I SET change_seq = nextval(''change_seq'')', tbl);
+  EXECUTE format('CREATE INDEX %I ON %I (change_seq)', tbl || '_changes', tbl);
+  EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE ON %I FOR EACH ROW EXECUTE FUNCTION mark_change()', tbl || '_mark', tbl);
+  EXECUTE format(
+    'CREATE CONSTRAINT TRIGGER %I AFTER INSERT OR UPDATE ON %I DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.change_seq IS NULL) EXECUTE FUNCTION number_change(%s)',
+    tbl || '_number', tbl, (SELECT string_agg(quote_literal(k), ', ') FROM unnest(keys) AS k));
+END
+$$;
+
 -- One row per run and grader, as in the app's store. The grader is named
 -- by their expert id on the machines that grade (what their judgments and
 -- overrides say as judge / grader) and their name, so a machine that lacks
@@ -58,13 +73,7 @@ CREATE TABLE grading_assignments (
   assigned_by BIGINT NOT NULL REFERENCES people (id),
   changed_by BIGINT REFERENCES people (id),
   changed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-  -- NULL while the writing transaction has not committed.
-  change_seq BIGINT,
   PRIMARY KEY (episode_id, grader)
 );
-CREATE INDEX grading_assignments_changes ON grading_assignments (change_seq);
-CREATE TRIGGER grading_assignments_mark BEFORE INSERT OR UPDATE ON grading_assignments
-  FOR EACH ROW EXECUTE FUNCTION mark_change();
-CREATE CONSTRAINT TRIGGER grading_assignments_number AFTER INSERT OR UPDATE ON grading_assignments
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.change_seq IS NULL)
-  EXECUTE FUNCTION number_change('episode_id', 'grader');
+-- change_seq is NULL while the writing transaction has not committed.
+SELECT join_change_feed('grading_assignments', 'episode_id', 'grader');

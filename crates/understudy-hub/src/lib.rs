@@ -8,6 +8,8 @@
 //! - [`client`] is the other side: pushing a local store's episodes, pulling
 //!   assignments and reviews, reviewing and exporting, as blocking calls the
 //!   CLI and the desktop app share.
+//! - [`pull`] is what an app takes into its store, through the hub's change
+//!   feeds (only what changed since the store's cursor; see `changes.rs`).
 //!
 //! **Invariant:** a push stores a batch whole or not at all (one
 //! transaction), and is idempotent by episode and step id: a retry after a
