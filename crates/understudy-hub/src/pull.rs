@@ -1,7 +1,10 @@
 //! What the app takes from the hub into its own store, so its screens
 //! work unchanged on the team's data: the finished episodes a reviewer or
 //! grader works on, the decisions reviewers made, the graders' judgments
-//! (with their scale levels) and overrides, and rubric versions.
+//! (with their scale levels), overrides and assignments, and rubric
+//! versions. Runs and grading work come through the hub's change feeds,
+//! read after a cursor this store keeps per hub account and feed: a sync
+//! reads what changed since the last one, not the hub's whole lists.
 //!
 //! The local store stays the screens' one source: pulled episodes are
 //! imported whole (steps, expert profile, reviews) and replay, compare and
