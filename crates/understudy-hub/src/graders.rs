@@ -12,7 +12,6 @@
 
 use tokio_postgres::{Row, Transaction};
 
-use crate::episodes::{self, Query, PULLABLE};
 use crate::error::ApiError;
 use crate::people::Person;
 use crate::wire::GraderAssignment;
@@ -89,23 +88,3 @@ pub(crate) fn from_row(r: &Row) -> GraderAssignment {
 /// The select a feed page of assignments reads.
 pub(crate) const FEED: &str =
     "SELECT g.* FROM grading_assignments g JOIN episodes e ON e.id = g.episode_id";
-
-/// The assignments of the runs among `ids` that `caller` may pull.
-pub(crate) async fn of_runs(
-    db: &tokio_postgres::Client,
-    caller: &Person,
-    ids: &[String],
-) -> Result<Vec<GraderAssignment>, ApiError> {
-    let (clauses, mut args) = episodes::conditions(caller, &Query::default());
-    args.push(Box::new(ids.to_vec()));
-    let sql = format!(
-        "{FEED}{clauses}{PULLABLE} AND g.episode_id = ANY(${}) ORDER BY g.change_seq",
-        args.len()
-    );
-    Ok(db
-        .query(&sql, &episodes::params(&args))
-        .await?
-        .iter()
-        .map(from_row)
-        .collect())
-}

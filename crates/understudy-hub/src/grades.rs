@@ -489,7 +489,7 @@ pub(crate) async fn changes(
 }
 
 /// All the grading work of the runs among `ids` that `caller` may pull,
-/// oldest first.
+/// in the order it was committed (a criterion's latest grade last).
 pub(crate) async fn of_runs(
     db: &Client,
     caller: &Person,
@@ -499,14 +499,18 @@ pub(crate) async fn of_runs(
         let (clauses, mut args) = episodes::conditions(caller, &Query::default());
         args.push(Box::new(ids.to_vec()));
         let sql = format!(
-            "SELECT g.* FROM {table} g JOIN episodes e ON e.id = g.episode_id{clauses}{} AND g.episode_id = ANY(${}) ORDER BY g.id",
+            "SELECT g.* FROM {table} g JOIN episodes e ON e.id = g.episode_id{clauses}{} AND g.episode_id = ANY(${}) ORDER BY g.change_seq",
             episodes::PULLABLE,
             args.len()
         );
         async move { db.query(&sql, &episodes::params(&args)).await }
     };
     Ok(RunsGrading {
-        assignments: graders::of_runs(db, caller, ids).await?,
+        assignments: of("grading_assignments")
+            .await?
+            .iter()
+            .map(graders::from_row)
+            .collect(),
         judgments: of("judgments").await?.iter().map(judgment).collect(),
         overrides: of("overrides").await?.iter().map(override_of).collect(),
     })
