@@ -382,6 +382,7 @@ command! {
     pub fn assign_grader(state: State<'_, AppState>, episode_id: String, grader_id: String) -> AppResult<GradingView> {
         let service = state.service()?;
         service.store().assign_grader(&episode_id, &grader_id)?;
+        crate::hub_work::graded(&state, &episode_id)?;
         view(service)
     }
 }

@@ -10,6 +10,7 @@
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
+use super::hub_cursors::{self, HubCursor};
 use super::{now, Store};
 use crate::error::{Error, Result};
 
@@ -51,7 +52,81 @@ pub struct OverrideRecord {
     pub at: String,
 }
 
+/// A grading assignment as a team hub hands it out: the assignment and
+/// the grader's name, for a store that lacks the grader's profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PulledAssignment {
+    /// The assignment, as the hub holds it.
+    pub assignment: Assignment,
+    /// The grader's name, for the profile made when the store lacks it.
+    pub grader_name: String,
+}
+
 impl Store {
+    /// Adds assignments pulled from a hub, in one transaction with the
+    /// pull's `cursor` (when given): those of runs this store lacks are
+    /// left out (the caller pulls the runs first). An assignment already
+    /// here is kept as it is, except that a grader's "done" said on
+    /// another machine is taken (not the other way: taking back "done" is
+    /// the grader's own, on their machine). A grader this store has no
+    /// profile of gets one with their name, marked as pulled. Returns how
+    /// many assignments were added or marked done.
+    pub fn save_pulled_assignments(
+        &self,
+        rows: &[PulledAssignment],
+        cursor: Option<&HubCursor<'_>>,
+    ) -> Result<usize> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        let mut changed = 0;
+        for PulledAssignment {
+            assignment: a,
+            grader_name,
+        } in rows
+        {
+            if a.grader.trim().is_empty() || grader_name.trim().is_empty() {
+                return Err(Error::Conflict(format!(
+                    "a pulled assignment to run {} names no grader; nothing was stored",
+                    a.episode_id
+                )));
+            }
+            let has_run: bool = tx.query_row(
+                "SELECT count(*) > 0 FROM episodes WHERE id = ?1",
+                [&a.episode_id],
+                |r| r.get(0),
+            )?;
+            if !has_run {
+                continue;
+            }
+            let at = now();
+            let added = tx.execute(
+                "INSERT OR IGNORE INTO experts (id, name, domain, credentials, credentials_attested, verified, created_at, updated_at) VALUES (?1, ?2, '', '', 0, 0, ?3, ?3)",
+                params![a.grader, grader_name.trim(), at],
+            )?;
+            if added > 0 {
+                tx.execute(
+                    "INSERT OR IGNORE INTO pulled_experts (expert_id, pulled_at) VALUES (?1, ?2)",
+                    params![a.grader, at],
+                )?;
+            }
+            changed += tx.execute(
+                "INSERT OR IGNORE INTO grading_assignments (episode_id, grader, assigned_at, done_at) VALUES (?1, ?2, ?3, ?4)",
+                params![a.episode_id, a.grader, a.assigned_at, a.done_at],
+            )?;
+            if let Some(done) = &a.done_at {
+                changed += tx.execute(
+                    "UPDATE grading_assignments SET done_at = ?3 WHERE episode_id = ?1 AND grader = ?2 AND done_at IS NULL",
+                    params![a.episode_id, a.grader, done],
+                )?;
+            }
+        }
+        if let Some(c) = cursor {
+            hub_cursors::save_in(&tx, c)?;
+        }
+        tx.commit()?;
+        Ok(changed)
+    }
+
     /// Asks an expert to grade a run. Assigning twice is not an error (the
     /// first assignment stays). Refused: an unknown run or expert.
     pub fn assign_grader(&self, episode_id: &str, grader: &str) -> Result<Assignment> {
@@ -86,6 +161,16 @@ impl Store {
             "SELECT episode_id, grader, assigned_at, done_at FROM grading_assignments ORDER BY episode_id, assigned_at, grader",
         )?;
         let rows = stmt.query_map([], read_assignment)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One run's assignments, by when they were made.
+    pub fn assignments_of(&self, episode_id: &str) -> Result<Vec<Assignment>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare(
+            "SELECT episode_id, grader, assigned_at, done_at FROM grading_assignments WHERE episode_id = ?1 ORDER BY assigned_at, grader",
+        )?;
+        let rows = stmt.query_map([episode_id], read_assignment)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -235,6 +320,66 @@ mod tests {
             store.set_grading_done(&run, &carl, true),
             Err(Error::NotFound(_))
         ));
+    }
+
+    #[test]
+    fn pulled_assignments_are_added_once_with_their_cursor_and_a_bad_one_stores_nothing() {
+        let (_dir, store, run) = store_with_run();
+        let pulled = |episode: &str, grader: &str, done: Option<&str>| PulledAssignment {
+            assignment: Assignment {
+                episode_id: episode.into(),
+                grader: grader.into(),
+                assigned_at: "2026-01-01T00:00:00Z".into(),
+                done_at: done.map(String::from),
+            },
+            grader_name: format!("Grader {grader}"),
+        };
+        let cursor = HubCursor {
+            account: "http://hub#1",
+            feed: "grading",
+            cursor: "c1",
+        };
+        let saved = || store.hub_cursor("http://hub#1", "grading").unwrap();
+        let rows = [
+            pulled(&run, "x-ann", None),
+            pulled("elsewhere", "x-ann", None),
+        ];
+        assert_eq!(
+            store.save_pulled_assignments(&rows, Some(&cursor)).unwrap(),
+            1
+        );
+        assert_eq!(
+            store.assignments().unwrap().len(),
+            1,
+            "a run not here is left out"
+        );
+        assert_eq!(store.expert("x-ann").unwrap().name, "Grader x-ann");
+        assert!(store.pulled_expert_ids().unwrap().contains("x-ann"));
+        assert_eq!(saved().as_deref(), Some("c1"));
+        // Again: nothing added. Done elsewhere: taken; not done: kept.
+        assert_eq!(store.save_pulled_assignments(&rows, None).unwrap(), 0);
+        let done = [pulled(&run, "x-ann", Some("2026-01-02T00:00:00Z"))];
+        assert_eq!(store.save_pulled_assignments(&done, None).unwrap(), 1);
+        assert_eq!(store.save_pulled_assignments(&rows, None).unwrap(), 0);
+        assert!(store
+            .assignment(&run, "x-ann")
+            .unwrap()
+            .unwrap()
+            .done_at
+            .is_some());
+        // A row naming no grader refuses the page and its cursor.
+        let bad = [pulled(&run, "x-ben", None), pulled(&run, " ", None)];
+        let next = HubCursor {
+            cursor: "c2",
+            ..cursor
+        };
+        let e = store
+            .save_pulled_assignments(&bad, Some(&next))
+            .unwrap_err();
+        assert!(e.to_string().contains("names no grader"), "{e}");
+        assert_eq!(store.assignments().unwrap().len(), 1, "nothing stored");
+        assert_eq!(saved().as_deref(), Some("c1"));
+        assert_eq!(store.hub_cursor("http://hub#2", "grading").unwrap(), None);
     }
 
     #[test]

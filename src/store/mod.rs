@@ -18,6 +18,7 @@ mod drafts;
 mod events;
 mod grading;
 mod group_commit;
+mod hub_cursors;
 mod open;
 mod pulled;
 mod records;
@@ -35,7 +36,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 pub use drafts::{Draft, MAX_DRAFT_BYTES};
 pub use events::{EpisodeEvent, EventKind};
-pub use grading::{Assignment, OverrideRecord};
+pub use grading::{Assignment, OverrideRecord, PulledAssignment};
+pub use hub_cursors::HubCursor;
 pub use records::*;
 pub use reviews::EpisodeSummary;
 pub use rubric_versions::{NewRubricVersion, RubricVersion};

@@ -202,6 +202,7 @@ mod tests {
             "score_overrides",
             "pulled_episodes",
             "pulled_experts",
+            "hub_cursors",
         ] {
             assert!(latest.tables.contains_key(table), "{table}");
         }
@@ -214,6 +215,7 @@ mod tests {
                 "table `drafts` exists, but schema version 1 does not have it yet",
                 "table `episode_events` exists, but schema version 1 does not have it yet",
                 "table `grading_assignments` exists, but schema version 1 does not have it yet",
+                "table `hub_cursors` exists, but schema version 1 does not have it yet",
                 "table `judgments` exists, but schema version 1 does not have it yet",
                 "table `pulled_episodes` exists, but schema version 1 does not have it yet",
                 "table `pulled_experts` exists, but schema version 1 does not have it yet",

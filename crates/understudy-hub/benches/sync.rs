@@ -2,7 +2,10 @@
 //! (each into an empty hub copy: new episode ids every iteration); a push
 //! and pull round (experts push finished episodes, then as many
 //! reviewers' apps sync and pull them into their stores); and an export
-//! from the hub beside the same export from a local store.
+//! from the hub beside the same export from a local store. And the same
+//! push and pull round on a small hub beside one that already holds
+//! `LARGE_HUB` episodes: a sync reads the hub's change feeds after its
+//! cursor, so the two should cost the same.
 //!
 //! Needs a PostgreSQL server: `scripts/bench` starts one (scripts/hub.sh)
 //! and sets `UNDERSTUDY_HUB_TEST_DATABASE`; without it the benchmarks are
@@ -24,6 +27,10 @@ const EPISODES: usize = 200;
 /// The mini world's `pay-back` task allows five steps.
 const STEPS: usize = 5;
 const CLIENTS: usize = 16;
+/// Episodes already on the hub in the large-hub case.
+const LARGE_HUB: usize = 2000;
+/// Finished episodes one expert pushes per round in the hub-size cases.
+const PER_ROUND: usize = 20;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -98,8 +105,12 @@ struct Setup {
 }
 
 fn setup(server: &str) -> Setup {
+    setup_named(server, &format!("hub_bench_{}", std::process::id()))
+}
+
+/// [`setup`] on a database of its own called `name`.
+fn setup_named(server: &str, name: &str) -> Setup {
     let rt = runtime();
-    let name = format!("hub_bench_{}", std::process::id());
     let (base, _) = server.rsplit_once('/').expect("a URL with a database");
     let db = format!("{base}/{name}");
     let url = rt.block_on(async {
@@ -318,5 +329,34 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// One push and pull round (an expert pushes `PER_ROUND` finished
+/// episodes, a reviewer's app syncs and pulls them) on a hub that holds
+/// nothing else, beside the same on a hub already holding `LARGE_HUB`
+/// finished episodes (the app pulled them before the rounds).
+fn bench_hub_size(c: &mut Criterion) {
+    let Ok(server) = std::env::var("UNDERSTUDY_HUB_TEST_DATABASE") else {
+        eprintln!("skipped: the hub benchmarks need UNDERSTUDY_HUB_TEST_DATABASE (scripts/bench starts PostgreSQL)");
+        return;
+    };
+    let mut g = c.benchmark_group("hub_size");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    g.throughput(Throughput::Elements((PER_ROUND * STEPS) as u64 * 2));
+    for (label, already) in [("small_hub", 0), ("large_hub", LARGE_HUB)] {
+        let s = setup_named(
+            &server,
+            &format!("hub_bench_{}_{label}", std::process::id()),
+        );
+        if already > 0 {
+            let (_dir, store) = store_with(&s.finished[0], "x1", already);
+            push_all(&s, std::slice::from_ref(&(_dir, store)));
+        }
+        let apps = [reviewer_app(&s.url, &s.reviewers[0])];
+        g.bench_function(format!("push_pull_1_client(s)_{label}"), |b| {
+            b.iter_custom(|n| (0..n).map(|_| timed_push_pull(&s, &apps, PER_ROUND)).sum())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_hub_size);
 criterion_main!(benches);

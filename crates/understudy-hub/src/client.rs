@@ -295,6 +295,24 @@ impl Hub {
         ))
     }
 
+    /// A page of the runs feed: the finished runs the caller may pull
+    /// that changed after `after`.
+    pub fn run_changes(&self, after: &ChangeCursor) -> Result<RunChanges, HubError> {
+        self.get(&format!("/v1/sync/runs?seq={}", after.seq))
+    }
+
+    /// A page of the grading feed: graders' assignments changed after
+    /// `after`, of the runs the caller may pull.
+    pub fn grading_changes(&self, after: &ChangeCursor) -> Result<GradingChanges, HubError> {
+        self.get(&format!("/v1/sync/grading?seq={}", after.seq))
+    }
+
+    /// All the grading work of the runs among `ids` the caller may pull
+    /// ([`MAX_EXPORT_IDS`] at most).
+    pub fn grading_of_runs(&self, ids: &[String]) -> Result<RunsGrading, HubError> {
+        self.post("/v1/sync/grading/runs", &EpisodeIds { ids: ids.to_vec() })
+    }
+
     /// Each episode's reward column: its latest score on the hub.
     pub fn rewards(&self, q: &Query) -> Result<HashMap<String, Reward>, HubError> {
         let mut latest: HashMap<String, Reward> = HashMap::new();
@@ -317,7 +335,9 @@ impl Hub {
     ) -> Result<GradesSummary, HubError> {
         let mut total = GradesSummary::default();
         let mut batch = GradesBatch::default();
-        let rows = |b: &GradesBatch| b.scores.len() + b.judgments.len() + b.overrides.len();
+        let rows = |b: &GradesBatch| {
+            b.scores.len() + b.judgments.len() + b.overrides.len() + b.assignments.len()
+        };
         let flush = |batch: &mut GradesBatch, total: &mut GradesSummary| -> Result<(), HubError> {
             if rows(batch) == 0 {
                 return Ok(());
@@ -329,6 +349,8 @@ impl Hub {
             total.judgments_added += s.judgments_added;
             total.overrides += s.overrides;
             total.overrides_added += s.overrides_added;
+            total.assignments += s.assignments;
+            total.assignments_changed += s.assignments_changed;
             *batch = GradesBatch::default();
             Ok(())
         };
@@ -337,6 +359,7 @@ impl Hub {
             batch.scores.extend(one.scores);
             batch.judgments.extend(one.judgments);
             batch.overrides.extend(one.overrides);
+            batch.assignments.extend(one.assignments);
             if rows(&batch) >= options.max_steps_per_batch {
                 flush(&mut batch, &mut total)?;
             }

@@ -14,7 +14,7 @@ use understudy::trajectory::Trajectory;
 
 use crate::error::{codes, ApiError};
 use crate::people::Person;
-use crate::wire::{EpisodeRow, ReviewRequest};
+use crate::wire::{ChangeCursor, EpisodeRow, ReviewRequest, RunChanges, CHANGES_PAGE};
 
 /// Which episodes (`GET /v1/episodes`, `GET /v1/export` query parameters).
 #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
@@ -135,6 +135,10 @@ pub(crate) fn conditions(
     (sql, args)
 }
 
+/// The clause (after [`conditions`]) that keeps the runs an app may pull:
+/// finished ones (an open run is still being recorded).
+pub(crate) const PULLABLE: &str = " AND e.status NOT IN ('in_progress', 'paused')";
+
 pub(crate) fn params(args: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
     args.iter()
         .map(|a| a.as_ref() as &(dyn ToSql + Sync))
@@ -166,6 +170,35 @@ pub(crate) async fn list(
             })
         })
         .collect()
+}
+
+/// The runs feed: ids of the runs `caller` may pull changed after
+/// `after`, a page at most (see [`crate::changes`]).
+pub(crate) async fn changes(
+    db: &mut Client,
+    caller: &Person,
+    after: ChangeCursor,
+) -> Result<RunChanges, ApiError> {
+    let read = crate::changes::begin(db).await?;
+    let (clauses, args) = conditions(caller, &Query::default());
+    let clauses = format!("{clauses}{PULLABLE}");
+    // `g`: the feed's table, here the episodes themselves.
+    let page = read
+        .page(
+            "episodes",
+            "SELECT g.id, g.change_seq FROM episodes g JOIN episodes e ON e.id = g.id",
+            &clauses,
+            args,
+            after,
+            CHANGES_PAGE,
+        )
+        .await?;
+    let (next, more) = crate::changes::next(after, &[&page]);
+    Ok(RunChanges {
+        runs: page.rows.iter().map(|r| r.get("id")).collect(),
+        next,
+        more,
+    })
 }
 
 /// Whole episodes (steps, expert profile, reviews), oldest first: what an

@@ -18,9 +18,11 @@ use crate::episodes::{self, Query};
 use crate::error::ApiError;
 use crate::people::Person;
 use crate::wire::{
-    EpisodeJudgment, EpisodeOverride, GradesAfter, GradesBatch, GradesSummary, NewGrades, Numbered,
-    RubricQuery, RubricUpload, GRADES_PAGE,
+    ChangeCursor, EpisodeJudgment, EpisodeOverride, GradesAfter, GradesBatch, GradesSummary,
+    GradingChanges, NewGrades, Numbered, RubricQuery, RubricUpload, RunsGrading, CHANGES_PAGE,
+    GRADES_PAGE,
 };
+use crate::{changes, graders};
 
 fn sha256_of(parts: &[&str]) -> String {
     let mut h = Sha256::new();
@@ -149,6 +151,7 @@ pub(crate) async fn push(
         ));
     }
     check(batch)?;
+    graders::check(&batch.assignments)?;
     let tx = db.transaction().await?;
     // Every episode named must be on the hub, and the score must be of
     // that episode's task.
@@ -158,6 +161,7 @@ pub(crate) async fn push(
         .filter_map(|s| s.record.episode_id.clone())
         .chain(batch.judgments.iter().map(|j| j.episode_id.clone()))
         .chain(batch.overrides.iter().map(|o| o.episode_id.clone()))
+        .chain(batch.assignments.iter().map(|a| a.episode_id.clone()))
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
@@ -179,6 +183,7 @@ pub(crate) async fn push(
         scores: batch.scores.len(),
         judgments: batch.judgments.len(),
         overrides: batch.overrides.len(),
+        assignments: batch.assignments.len(),
         ..GradesSummary::default()
     };
     let now = understudy::store::now();
@@ -264,6 +269,14 @@ pub(crate) async fn push(
             )
             .await? as usize;
     }
+    if let Some(a) = batch
+        .assignments
+        .iter()
+        .find(|a| !known.contains_key(&a.episode_id))
+    {
+        return Err(missing(&a.episode_id));
+    }
+    summary.assignments_changed = graders::store(&tx, caller, &batch.assignments).await?;
     tx.commit().await?;
     Ok(summary)
 }
@@ -423,6 +436,84 @@ async fn rows_after(
         args.len()
     );
     Ok(db.query(&sql, &episodes::params(&args)).await?)
+}
+
+/// The grading feed: assignments, judgments and overrides changed after
+/// `after`, of the runs `caller` may pull, a page of each at most (see
+/// [`changes`]). Grades of runs the caller may not pull (yet) are not
+/// served, and the cursor passes them: a run that becomes pullable is
+/// announced by the runs feed, and pulling it brings all its grading work
+/// ([`of_runs`]). So nothing waits on a run that may never come, and
+/// nothing is lost when it comes.
+pub(crate) async fn changes(
+    db: &mut Client,
+    caller: &Person,
+    after: ChangeCursor,
+) -> Result<GradingChanges, ApiError> {
+    let read = changes::begin(db).await?;
+    let page = |table: &'static str, select: &'static str| {
+        let (clauses, args) = episodes::conditions(caller, &Query::default());
+        let clauses = format!("{clauses}{}", episodes::PULLABLE);
+        let read = &read;
+        async move {
+            read.page(table, select, &clauses, args, after, CHANGES_PAGE)
+                .await
+        }
+    };
+    let assignments = page("grading_assignments", graders::FEED).await?;
+    let judgments = page(
+        "judgments",
+        "SELECT g.* FROM judgments g JOIN episodes e ON e.id = g.episode_id",
+    )
+    .await?;
+    let overrides = page(
+        "overrides",
+        "SELECT g.* FROM overrides g JOIN episodes e ON e.id = g.episode_id",
+    )
+    .await?;
+    let (next, more) = changes::next(after, &[&assignments, &judgments, &overrides]);
+    let kept = |p: &changes::Page| -> Vec<Row> {
+        p.rows
+            .iter()
+            .filter(|r| changes::keep(r, next))
+            .cloned()
+            .collect()
+    };
+    Ok(GradingChanges {
+        assignments: kept(&assignments).iter().map(graders::from_row).collect(),
+        judgments: kept(&judgments).iter().map(judgment).collect(),
+        overrides: kept(&overrides).iter().map(override_of).collect(),
+        next,
+        more,
+    })
+}
+
+/// All the grading work of the runs among `ids` that `caller` may pull,
+/// in the order it was committed (a criterion's latest grade last).
+pub(crate) async fn of_runs(
+    db: &Client,
+    caller: &Person,
+    ids: &[String],
+) -> Result<RunsGrading, ApiError> {
+    let of = |table: &'static str| {
+        let (clauses, mut args) = episodes::conditions(caller, &Query::default());
+        args.push(Box::new(ids.to_vec()));
+        let sql = format!(
+            "SELECT g.* FROM {table} g JOIN episodes e ON e.id = g.episode_id{clauses}{} AND g.episode_id = ANY(${}) ORDER BY g.change_seq",
+            episodes::PULLABLE,
+            args.len()
+        );
+        async move { db.query(&sql, &episodes::params(&args)).await }
+    };
+    Ok(RunsGrading {
+        assignments: of("grading_assignments")
+            .await?
+            .iter()
+            .map(graders::from_row)
+            .collect(),
+        judgments: of("judgments").await?.iter().map(judgment).collect(),
+        overrides: of("overrides").await?.iter().map(override_of).collect(),
+    })
 }
 
 const RUBRIC_COLUMNS: &str =

@@ -8,6 +8,8 @@
 //! - [`client`] is the other side: pushing a local store's episodes, pulling
 //!   assignments and reviews, reviewing and exporting, as blocking calls the
 //!   CLI and the desktop app share.
+//! - [`pull`] is what an app takes into its store, through the hub's change
+//!   feeds (only what changed since the store's cursor; see `changes.rs`).
 //!
 //! **Invariant:** a push stores a batch whole or not at all (one
 //! transaction), and is idempotent by episode and step id: a retry after a
@@ -15,15 +17,17 @@
 //! step whose recorded content differs from the hub's copy is refused.
 
 mod assignments;
+mod changes;
 pub mod client;
 pub mod db;
 mod episodes;
 mod error;
+mod graders;
 mod grades;
 mod http;
 pub mod outbox;
 pub mod people;
-mod pull;
+pub mod pull;
 mod push;
 pub mod roles;
 pub mod wire;

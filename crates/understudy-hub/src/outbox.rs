@@ -27,7 +27,7 @@ use crate::error::HubError;
 use crate::people::Person;
 use crate::pull;
 use crate::roles::Role;
-use crate::wire::{Assignment, GradesAfter};
+use crate::wire::Assignment;
 use crate::work::{self, Delivered, Work};
 
 /// The file in the app's data folder.
@@ -41,6 +41,13 @@ struct Account {
     #[serde(default)]
     token_id: i64,
     person: Person,
+}
+
+impl Account {
+    /// The hub and person, as the store's hub cursors name them.
+    fn key(&self) -> String {
+        format!("{}#{}", self.url, self.person.id)
+    }
 }
 
 /// What `hub.json` holds.
@@ -66,9 +73,6 @@ struct Saved {
     /// The highest review row id pulled.
     #[serde(default)]
     reviews_after: i64,
-    /// The highest judgment and override row ids pulled.
-    #[serde(default)]
-    grades_after: GradesAfter,
 }
 
 /// How many sent pieces of work `hub.json` remembers, for the screens'
@@ -132,7 +136,6 @@ struct Progress {
     assignments: Option<Vec<Assignment>>,
     delivered: Vec<(Work, Delivered)>,
     reviews_after: Option<i64>,
-    grades_after: Option<GradesAfter>,
 }
 
 /// The app's hub state, shared by its commands and its background sync.
@@ -408,10 +411,7 @@ impl Outbox {
             if let Some(account) = account {
                 let (pending, after) = {
                     let saved = lock(&self.saved);
-                    (
-                        saved.pending.clone(),
-                        (saved.reviews_after, saved.grades_after.clone()),
-                    )
+                    (saved.pending.clone(), saved.reviews_after)
                 };
                 let mut progress = Progress::default();
                 let outcome = Self::sync_once(&account, store, &pending, after, &mut progress);
@@ -446,7 +446,7 @@ impl Outbox {
         account: &Account,
         store: &Store,
         pending: &[Work],
-        (reviews_after, grades_after): (i64, GradesAfter),
+        reviews_after: i64,
         progress: &mut Progress,
     ) -> Result<(), HubError> {
         let hub = Hub::new(&account.url, &account.token)?;
@@ -459,7 +459,7 @@ impl Outbox {
             progress.sent = Some(sent);
         }
         if role.pulls_episodes() {
-            pull::episodes(&hub, store)?;
+            pull::episodes(&hub, store, &account.key())?;
         }
         for w in pending {
             let refused = work::send(&hub, store, w)?;
@@ -474,7 +474,7 @@ impl Outbox {
         }
         progress.reviews_after = Some(pull::reviews(&hub, store, reviews_after)?);
         if role.pulls_episodes() {
-            progress.grades_after = Some(pull::grades(&hub, store, grades_after)?);
+            pull::grading(&hub, store, &account.key())?;
         }
         pull::rubrics(&hub, store)?;
         progress.assignments = Some(hub.assignments()?);
@@ -495,9 +495,6 @@ impl Saved {
         }
         if let Some(after) = progress.reviews_after {
             self.reviews_after = after;
-        }
-        if let Some(after) = progress.grades_after {
-            self.grades_after = after;
         }
         for (w, d) in progress.delivered {
             if let Some(i) = self.pending.iter().position(|p| *p == w) {

@@ -1,7 +1,10 @@
 //! What the app takes from the hub into its own store, so its screens
 //! work unchanged on the team's data: the finished episodes a reviewer or
 //! grader works on, the decisions reviewers made, the graders' judgments
-//! (with their scale levels) and overrides, and rubric versions.
+//! (with their scale levels), overrides and assignments, and rubric
+//! versions. Runs and grading work come through the hub's change feeds,
+//! read after a cursor this store keeps per hub account and feed: a sync
+//! reads what changed since the last one, not the hub's whole lists.
 //!
 //! The local store stays the screens' one source: pulled episodes are
 //! imported whole (steps, expert profile, reviews) and replay, compare and
@@ -12,11 +15,15 @@
 //! as pulled in the same transaction: they are never pushed back, and the
 //! start screen does not offer their experts as people of this computer.
 
-use understudy::store::{EpisodeStatus, NewRubricVersion, Store};
+use std::collections::BTreeSet;
 
-use crate::client::{EpisodeQuery, Hub};
+use understudy::store::{
+    Assignment, EpisodeStatus, HubCursor, NewRubricVersion, PulledAssignment, Store,
+};
+
+use crate::client::Hub;
 use crate::error::HubError;
-use crate::wire::{GradesAfter, RubricQuery, GRADES_PAGE};
+use crate::wire::{ChangeCursor, EpisodeJudgment, EpisodeOverride, GraderAssignment, RubricQuery};
 
 /// Whether the store has episode `id`.
 fn has(store: &Store, id: &str) -> Result<bool, HubError> {
@@ -27,19 +34,65 @@ fn has(store: &Store, id: &str) -> Result<bool, HubError> {
     }
 }
 
-/// Imports the hub's finished episodes the store lacks; returns how many.
-/// Only those are fetched, a few hundred at a time, each lot one
-/// transaction: a pull cut off keeps the lots it finished and the next
-/// one fetches the rest.
-pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
-    let mut missing = Vec::new();
-    for row in hub.episodes(&EpisodeQuery::default())? {
-        if !row.record.status.is_open() && !has(store, &row.record.id)? {
-            missing.push(row.record.id);
+/// The feed of finished runs in the store's hub cursors.
+pub const RUNS_FEED: &str = "runs";
+
+/// Imports the hub's finished runs the store lacks, reading only the runs
+/// added or changed since this store's last pull from `account` (the
+/// runs feed, page by page): a sync costs what changed, not what the hub
+/// holds. Only those lacking are fetched whole, a few hundred at a time,
+/// each lot one transaction; the cursor is saved after the page's runs
+/// are in, so a pull cut off reads that page again and imports the rest
+/// (a run already here is skipped). Returns how many were imported.
+pub fn episodes(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubError> {
+    let mut after = cursor(store, account, RUNS_FEED)?;
+    let mut pulled = 0;
+    loop {
+        let page = hub.run_changes(&after)?;
+        let mut lacking = Vec::new();
+        for id in &page.runs {
+            if !has(store, id)? {
+                lacking.push(id.clone());
+            }
+        }
+        pulled += runs(hub, store, &lacking)?;
+        save_cursor(store, account, RUNS_FEED, &page.next)?;
+        after = page.next;
+        if !page.more {
+            return Ok(pulled);
         }
     }
+}
+
+fn save_cursor(
+    store: &Store,
+    account: &str,
+    feed: &str,
+    at: &ChangeCursor,
+) -> Result<(), HubError> {
+    let text = cursor_text(at)?;
+    store.save_hub_cursor(&HubCursor {
+        account,
+        feed,
+        cursor: &text,
+    })?;
+    Ok(())
+}
+
+fn cursor_text(at: &ChangeCursor) -> Result<String, HubError> {
+    serde_json::to_string(at).map_err(|e| HubError::Invalid(e.to_string()))
+}
+
+/// How many episodes a pull fetches and imports at once.
+const PULL_LOT: usize = 200;
+
+/// Imports the runs `ids` (which the store lacks), a lot at a time, each
+/// lot one transaction, and then everything graders did on them: a run
+/// pulled now brings the grading work done before it could be pulled.
+/// Returns how many were imported.
+fn runs(hub: &Hub, store: &Store, ids: &[String]) -> Result<usize, HubError> {
     let mut pulled = 0;
-    for lot in missing.chunks(PULL_LOT) {
+    for lot in ids.chunks(PULL_LOT) {
         let mut experts: Vec<understudy::store::Expert> = Vec::new();
         let mut episodes = Vec::new();
         for b in hub.export_episodes(lot)? {
@@ -54,12 +107,124 @@ pub(crate) fn episodes(hub: &Hub, store: &Store) -> Result<usize, HubError> {
             store.import_pulled(&experts, &episodes)?;
         }
         pulled += episodes.len();
+        let work = hub.grading_of_runs(lot)?;
+        add_grades(store, &work.judgments, &work.overrides)?;
+        store.save_pulled_assignments(&pulled_assignments(&work.assignments), None)?;
     }
     Ok(pulled)
 }
 
-/// How many episodes a pull fetches and imports at once.
-const PULL_LOT: usize = 200;
+/// The feed of grading work (assignments, judgments, overrides) in the
+/// store's hub cursors.
+pub const GRADING_FEED: &str = "grading";
+
+/// The store's position in `feed` of `account`: the start when it never
+/// pulled it.
+fn cursor(store: &Store, account: &str, feed: &str) -> Result<ChangeCursor, HubError> {
+    match store.hub_cursor(account, feed)? {
+        None => Ok(ChangeCursor::default()),
+        Some(text) => serde_json::from_str(&text).map_err(|e| {
+            HubError::Invalid(format!(
+                "the store's position in the hub's {feed} feed (hub_cursors, account {account}) is `{text}`, not a cursor ({e}); it was written by another program"
+            ))
+        }),
+    }
+}
+
+fn pulled_assignments(rows: &[GraderAssignment]) -> Vec<PulledAssignment> {
+    rows.iter()
+        .map(|a| PulledAssignment {
+            assignment: Assignment {
+                episode_id: a.episode_id.clone(),
+                grader: a.grader.clone(),
+                assigned_at: a.assigned_at.clone(),
+                done_at: a.done_at.clone(),
+            },
+            grader_name: a.grader_name.clone(),
+        })
+        .collect()
+}
+
+/// Adds judgments and overrides to the store's runs, each once: a grade
+/// the store already holds (this app's own, sent earlier, coming back,
+/// or one read again after a pull cut off) is not added again. Grades of
+/// runs the store lacks are left out (the caller pulls runs first).
+fn add_grades(
+    store: &Store,
+    judgments: &[EpisodeJudgment],
+    overrides: &[EpisodeOverride],
+) -> Result<(), HubError> {
+    for g in judgments {
+        if has(store, &g.episode_id)? && !store.judgments(&g.episode_id)?.contains(&g.judgment) {
+            store.save_judgment(&g.episode_id, &g.judgment)?;
+        }
+    }
+    for g in overrides {
+        if has(store, &g.episode_id)? && !store.overrides(&g.episode_id)?.contains(&g.record) {
+            store.save_override(&g.episode_id, &g.record)?;
+        }
+    }
+    Ok(())
+}
+
+/// What a pull of the grading feed read and did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GradingPull {
+    /// Rows the hub served (assignments, judgments, overrides).
+    pub read: usize,
+    /// Runs pulled because the feed named them before the runs feed did.
+    pub runs: usize,
+    /// Assignments added or marked done.
+    pub assignments: usize,
+}
+
+/// Pulls the grading work (graders' assignments, judgments, overrides)
+/// changed since this store's last pull from the hub `account` names
+/// (its URL and person), page by page, the cursor saved after each page.
+///
+/// The hub serves only the work on runs this person may pull, and its
+/// cursor passes the rest, so a grade of a run never pullable is never
+/// read again. A run named that the store lacks (it became pullable
+/// after this sync's runs pull) is pulled first, in the same sync, with
+/// all its grading work; one that becomes pullable later is announced by
+/// the runs feed and brings its work then ([`episodes`]). So nothing is
+/// lost and nothing is read for ever.
+pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<GradingPull, HubError> {
+    let mut after = cursor(store, account, GRADING_FEED)?;
+    let mut report = GradingPull::default();
+    loop {
+        let page = hub.grading_changes(&after)?;
+        report.read += page.assignments.len() + page.judgments.len() + page.overrides.len();
+        let named: BTreeSet<&str> = page
+            .assignments
+            .iter()
+            .map(|a| a.episode_id.as_str())
+            .chain(page.judgments.iter().map(|g| g.episode_id.as_str()))
+            .chain(page.overrides.iter().map(|g| g.episode_id.as_str()))
+            .collect();
+        let mut lacking = Vec::new();
+        for id in named {
+            if !has(store, id)? {
+                lacking.push(id.to_string());
+            }
+        }
+        report.runs += runs(hub, store, &lacking)?;
+        add_grades(store, &page.judgments, &page.overrides)?;
+        let text = cursor_text(&page.next)?;
+        report.assignments += store.save_pulled_assignments(
+            &pulled_assignments(&page.assignments),
+            Some(&HubCursor {
+                account,
+                feed: GRADING_FEED,
+                cursor: &text,
+            }),
+        )?;
+        after = page.next;
+        if !page.more {
+            return Ok(report);
+        }
+    }
+}
 
 /// Applies the hub's decisions with a row id above `after` to the
 /// store's episodes still waiting for one; returns the highest id seen.
@@ -77,51 +242,6 @@ pub(crate) fn reviews(hub: &Hub, store: &Store, after: i64) -> Result<i64, HubEr
         }
     }
     Ok(last)
-}
-
-/// Adds the hub's judgments and overrides stored after `after` to the
-/// store's episodes, each once: a grade the store already holds (this
-/// app's own, sent earlier, coming back) is not added again, so a pull
-/// cut off and repeated duplicates nothing. Returns the row ids to ask
-/// after next time.
-///
-/// A grade of a run this store does not have yet (submitted and graded
-/// on the hub after this sync listed the finished runs) is not passed
-/// over for good: the ids returned stop just before the first such grade,
-/// so the next sync, which pulls that run first, reads it again.
-pub(crate) fn grades(
-    hub: &Hub,
-    store: &Store,
-    mut after: GradesAfter,
-) -> Result<GradesAfter, HubError> {
-    let (mut judgment_waits, mut override_waits) = (None, None);
-    loop {
-        let page = hub.grades_after(&after)?;
-        for j in &page.judgments {
-            let g = &j.grade;
-            if !has(store, &g.episode_id)? {
-                judgment_waits.get_or_insert(j.id);
-            } else if !store.judgments(&g.episode_id)?.contains(&g.judgment) {
-                store.save_judgment(&g.episode_id, &g.judgment)?;
-            }
-            after.judgments_after = after.judgments_after.max(j.id);
-        }
-        for o in &page.overrides {
-            let g = &o.grade;
-            if !has(store, &g.episode_id)? {
-                override_waits.get_or_insert(o.id);
-            } else if !store.overrides(&g.episode_id)?.contains(&g.record) {
-                store.save_override(&g.episode_id, &g.record)?;
-            }
-            after.overrides_after = after.overrides_after.max(o.id);
-        }
-        if page.judgments.len() < GRADES_PAGE && page.overrides.len() < GRADES_PAGE {
-            return Ok(GradesAfter {
-                judgments_after: judgment_waits.map_or(after.judgments_after, |id| id - 1),
-                overrides_after: override_waits.map_or(after.overrides_after, |id| id - 1),
-            });
-        }
-    }
 }
 
 /// Adds the hub's rubric versions the store lacks; returns how many.

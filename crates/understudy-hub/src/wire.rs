@@ -102,6 +102,78 @@ pub struct GradesBatch {
     pub judgments: Vec<EpisodeJudgment>,
     #[serde(default)]
     pub overrides: Vec<EpisodeOverride>,
+    /// Who is asked to grade which of these runs, and who said they were
+    /// done (annotators, reviewers, engineers and admins assign).
+    #[serde(default)]
+    pub assignments: Vec<GraderAssignment>,
+}
+
+/// A grader asked to grade a run, as the app's store keeps it
+/// (`understudy::store::Assignment`), with the grader's name. Identified
+/// by its run and grader: sent again, it adds nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraderAssignment {
+    pub episode_id: String,
+    /// The grader's expert id (what their judgments name as judge).
+    pub grader: String,
+    pub grader_name: String,
+    /// RFC 3339; now, when empty.
+    #[serde(default)]
+    pub assigned_at: String,
+    /// RFC 3339: when the grader said they were done; `None` while grading.
+    #[serde(default)]
+    pub done_at: Option<String>,
+}
+
+/// A position in one of the hub's change feeds: the change number read
+/// up to (numbers are handed out in commit order: see the hub's `changes`
+/// module). The default is the start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeCursor {
+    #[serde(default)]
+    pub seq: i64,
+}
+
+/// The most rows of each kind one page of a change feed holds.
+pub const CHANGES_PAGE: usize = 2000;
+
+/// `GET /v1/sync/runs?seq=`: the finished runs the caller may pull
+/// that were added or changed after a cursor, oldest change first, by id
+/// (an app fetches whole only those it lacks: `POST /v1/export/episodes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunChanges {
+    pub runs: Vec<String>,
+    /// Where the next page starts.
+    pub next: ChangeCursor,
+    /// More changes wait after `next`: ask again.
+    pub more: bool,
+}
+
+/// `GET /v1/sync/grading?seq=`: grading work (assignments, judgments,
+/// overrides) changed after a cursor,
+/// of the finished runs the caller sees, oldest change first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GradingChanges {
+    pub assignments: Vec<GraderAssignment>,
+    pub judgments: Vec<EpisodeJudgment>,
+    pub overrides: Vec<EpisodeOverride>,
+    /// Where the next page starts.
+    pub next: ChangeCursor,
+    /// More changes wait after `next`: ask again.
+    pub more: bool,
+}
+
+/// `POST /v1/sync/grading/runs`: all the grading work of some runs (those
+/// the caller may pull), for an app that has just pulled them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunsGrading {
+    pub assignments: Vec<GraderAssignment>,
+    /// Oldest first.
+    pub judgments: Vec<EpisodeJudgment>,
+    /// Oldest first.
+    pub overrides: Vec<EpisodeOverride>,
 }
 
 /// What a grades push stored.
@@ -115,6 +187,11 @@ pub struct GradesSummary {
     pub overrides: usize,
     #[serde(default)]
     pub overrides_added: usize,
+    #[serde(default)]
+    pub assignments: usize,
+    /// Assignments the hub did not have, or whose "done" changed.
+    #[serde(default)]
+    pub assignments_changed: usize,
 }
 
 /// `GET /v1/grades?judgments_after=&overrides_after=`: the judgments and

@@ -15,7 +15,9 @@ use understudy::store::{Decision, Store};
 
 use crate::client::Hub;
 use crate::error::HubError;
-use crate::wire::{EpisodeJudgment, EpisodeOverride, GradesBatch, ReviewRequest, RubricUpload};
+use crate::wire::{
+    EpisodeJudgment, EpisodeOverride, GraderAssignment, GradesBatch, ReviewRequest, RubricUpload,
+};
 
 /// One piece of work waiting to be sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,8 +31,9 @@ pub enum Work {
         decision: Decision,
         comment: String,
     },
-    /// Every score, judgment and override the local store holds of an
-    /// episode.
+    /// Every score, judgment, override and grader's assignment the local
+    /// store holds of an episode (a grader graded or finished it, or a
+    /// lead assigned graders to it).
     Grades { episode_id: String },
     /// A rubric version in the local store.
     Rubric {
@@ -154,9 +157,21 @@ fn refusal(work: &Work, e: &HubError) -> String {
     }
 }
 
-/// An episode's scores, judgments and overrides, as one batch.
+/// An episode's scores, judgments, overrides and graders' assignments,
+/// as one batch.
 pub(crate) fn grades(store: &Store, episode_id: &str) -> Result<GradesBatch, HubError> {
+    let mut assignments = Vec::new();
+    for a in store.assignments_of(episode_id)? {
+        assignments.push(GraderAssignment {
+            grader_name: store.expert(&a.grader)?.name,
+            episode_id: a.episode_id,
+            grader: a.grader,
+            assigned_at: a.assigned_at,
+            done_at: a.done_at,
+        });
+    }
     Ok(GradesBatch {
+        assignments,
         scores: store.scores(episode_id)?,
         judgments: store
             .judgments(episode_id)?

@@ -66,6 +66,9 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/judgments", get(list_judgments))
         .route("/v1/overrides", get(list_overrides))
         .route("/v1/grades", get(grades_after))
+        .route("/v1/sync/runs", get(run_changes))
+        .route("/v1/sync/grading", get(grading_changes))
+        .route("/v1/sync/grading/runs", post(grading_of_runs))
         .route("/v1/worlds", get(list_worlds).post(upload_world))
         .route("/v1/worlds/{hash}", get(world_files))
         .route("/v1/assignments", get(list_assignments).post(assign))
@@ -275,6 +278,52 @@ async fn grades_after(
     Ok(Json(crate::grades::after(&db, &p, &q).await?))
 }
 
+async fn run_changes(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<ChangeCursor>, axum::extract::rejection::QueryRejection>,
+) -> Answer<RunChanges> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut db = s.pool.get().await?;
+    Ok(Json(episodes::changes(&mut db, &p, q).await?))
+}
+
+async fn grading_changes(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<ChangeCursor>, axum::extract::rejection::QueryRejection>,
+) -> Answer<GradingChanges> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut db = s.pool.get().await?;
+    Ok(Json(crate::grades::changes(&mut db, &p, q).await?))
+}
+
+async fn grading_of_runs(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    Body(b): Body<EpisodeIds>,
+) -> Answer<RunsGrading> {
+    check_ids(&b.ids)?;
+    let db = s.pool.get().await?;
+    Ok(Json(crate::grades::of_runs(&db, &p, &b.ids).await?))
+}
+
+/// Refuses more ids than one request may name, or an empty one.
+fn check_ids(ids: &[String]) -> Result<(), ApiError> {
+    if ids.len() > MAX_EXPORT_IDS {
+        return Err(ApiError::bad_request(format!(
+            "ids: {} episodes asked for at once; ask for {MAX_EXPORT_IDS} at most",
+            ids.len()
+        )));
+    }
+    if let Some(n) = ids.iter().position(|id| id.trim().is_empty()) {
+        return Err(ApiError::bad_request(format!(
+            "ids[{n}]: an empty episode id"
+        )));
+    }
+    Ok(())
+}
+
 async fn list_worlds(State(s): State<AppState>, Caller(_): Caller) -> Answer<Vec<WorldInfo>> {
     let db = s.pool.get().await?;
     Ok(Json(crate::worlds::list(&db).await?))
@@ -408,17 +457,7 @@ async fn export_by_id(
     Caller(p): Caller,
     Body(b): Body<EpisodeIds>,
 ) -> Result<Response, ApiError> {
-    if b.ids.len() > MAX_EXPORT_IDS {
-        return Err(ApiError::bad_request(format!(
-            "ids: {} episodes asked for at once; ask for {MAX_EXPORT_IDS} at most",
-            b.ids.len()
-        )));
-    }
-    if let Some(n) = b.ids.iter().position(|id| id.trim().is_empty()) {
-        return Err(ApiError::bad_request(format!(
-            "ids[{n}]: an empty episode id"
-        )));
-    }
+    check_ids(&b.ids)?;
     let db = s.pool.get().await?;
     let bundles = episodes::bundles_by_id(&db, &p, &b.ids).await?;
     drop(db);

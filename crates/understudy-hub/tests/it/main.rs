@@ -7,6 +7,8 @@ mod support;
 
 mod export;
 mod faults;
+mod feeds;
+mod graders;
 mod grades;
 mod limits;
 mod outbox;

@@ -8,6 +8,7 @@
 use understudy::store::{JudgmentRecord, OverrideRecord, Store};
 use understudy_hub::client::{EpisodeQuery, PushOptions};
 use understudy_hub::outbox::{Outbox, WorkState};
+use understudy_hub::pull;
 use understudy_hub::wire::{EpisodeOverride, GradesBatch, PushBatch, PushEpisode};
 use understudy_hub::work::{grades_key, Work};
 use understudy_hub::Role;
@@ -164,17 +165,17 @@ fn overrides_and_scale_levels_reach_the_hub_once_and_come_back_on_another_grader
             .as_deref(),
         Some("Curt")
     );
-    // A sync cut off after the grades were added but before it was noted
-    // (hub.json as it was): the next one adds nothing twice.
-    let json = std::fs::read_to_string(gus_dir.path().join(understudy_hub::outbox::FILE))
-        .expect("hub.json");
-    let mut saved: serde_json::Value = serde_json::from_str(&json).expect("json");
-    saved["grades_after"] = serde_json::json!({"judgments_after": 0, "overrides_after": 0});
-    std::fs::write(
-        gus_dir.path().join(understudy_hub::outbox::FILE),
-        serde_json::to_vec(&saved).expect("json"),
-    )
-    .expect("rolled back");
+    // A sync cut off after the grades were added but before its cursor
+    // was saved (the store's grading cursor as it was): the next one adds
+    // nothing twice.
+    let gus_id = client(&hub.url, &gus_token).me().expect("me").id;
+    gus_store
+        .save_hub_cursor(&understudy::store::HubCursor {
+            account: &format!("{}#{gus_id}", hub.url),
+            feed: understudy_hub::pull::GRADING_FEED,
+            cursor: "{\"seq\":0}",
+        })
+        .expect("rolled back");
     let gus = Outbox::open(gus_dir.path()).expect("reopened");
     assert_eq!(gus.sync(&gus_store).expect("a sync").last_error, None);
     assert_eq!(
@@ -542,4 +543,111 @@ fn a_grade_of_a_run_not_pulled_yet_arrives_with_the_run_on_the_next_sync() {
     assert_eq!(judgments[0].reason, graded.reason);
     assert_eq!(gus.sync(&gus_store).expect("a sync").last_error, None);
     assert_eq!(grades_of(&gus_store, &ids[0]).0.len(), 1, "not twice");
+}
+
+/// The same race inside one sync: the run becomes pullable after the
+/// runs pull and before the grading pull. The grading pull, which names
+/// the run, pulls it then, with its grade, once.
+#[test]
+fn a_run_that_becomes_pullable_during_a_sync_comes_with_its_grade_in_that_sync() {
+    let Some(server) = server_url() else { return };
+    let (db, hub, _, ids) = hub_with_adas_runs(&server, 1);
+    let ann = client(&hub.url, &person(&db, "ann", Role::Annotator));
+    let gus_token = person(&db, "gus", Role::Reviewer);
+    let gus = client(&hub.url, &gus_token);
+    let account = format!("{}#{}", hub.url, gus.me().expect("me").id);
+    let set_status = |status: &str| {
+        count(
+            &db,
+            &format!("WITH u AS (UPDATE episodes SET status = '{status}' WHERE id = '{}' RETURNING 1) SELECT count(*) FROM u", ids[0]),
+        )
+    };
+    ann.push_grades_batch(&GradesBatch {
+        judgments: vec![understudy_hub::wire::EpisodeJudgment {
+            episode_id: ids[0].clone(),
+            judgment: on_a_scale("Curt"),
+        }],
+        ..GradesBatch::default()
+    })
+    .expect("graded");
+    assert_eq!(set_status("in_progress"), 1);
+    let (_dir, store) = local_store();
+    assert_eq!(pull::episodes(&gus, &store, &account).expect("runs"), 0);
+    assert_eq!(set_status("submitted"), 1);
+    let got = pull::grading(&gus, &store, &account).expect("grading");
+    assert_eq!((got.read, got.runs), (1, 1), "{got:?}");
+    assert!(store
+        .pulled_episode_ids()
+        .expect("pulled")
+        .contains(&ids[0]));
+    assert_eq!(grades_of(&store, &ids[0]).0.len(), 1, "once");
+    // The runs feed announces it too: nothing is fetched or added twice.
+    assert_eq!(pull::episodes(&gus, &store, &account).expect("runs"), 0);
+    let again = pull::grading(&gus, &store, &account).expect("grading");
+    assert_eq!(again, pull::GradingPull::default(), "nothing read again");
+    assert_eq!(grades_of(&store, &ids[0]).0.len(), 1);
+}
+
+/// A grade of a run the puller may never pull (it stays open) is not
+/// served to them, and their cursor passes it: no sync reads it again,
+/// however many there are; the grades after it arrive as usual.
+#[test]
+fn a_grade_of_a_run_never_pullable_is_not_read_again_and_does_not_hold_the_cursor() {
+    let Some(server) = server_url() else { return };
+    // Two runs: the first finished, the second open for good.
+    let (db, hub, _, ids) = hub_with_adas_runs(&server, 2);
+    let ann = client(&hub.url, &person(&db, "ann", Role::Annotator));
+    let gus_token = person(&db, "gus", Role::Reviewer);
+    let gus = client(&hub.url, &gus_token);
+    let account = format!("{}#{}", hub.url, gus.me().expect("me").id);
+    let judged = |id: &str, level: &str| GradesBatch {
+        judgments: vec![understudy_hub::wire::EpisodeJudgment {
+            episode_id: id.to_string(),
+            judgment: on_a_scale(level),
+        }],
+        ..GradesBatch::default()
+    };
+    ann.push_grades_batch(&judged(&ids[1], "Curt"))
+        .expect("the open run graded");
+    let (_dir, store) = local_store();
+    pull::episodes(&gus, &store, &account).expect("runs");
+    let first = pull::grading(&gus, &store, &account).expect("grading");
+    assert_eq!(
+        first,
+        pull::GradingPull::default(),
+        "never served: {first:?}"
+    );
+    ann.push_grades_batch(&judged(&ids[0], "Clear"))
+        .expect("the finished run graded");
+    let second = pull::grading(&gus, &store, &account).expect("grading");
+    assert_eq!(second.read, 1, "only the new grade: {second:?}");
+    for _ in 0..3 {
+        let again = pull::grading(&gus, &store, &account).expect("grading");
+        assert_eq!(again.read, 0, "nothing read again: {again:?}");
+    }
+    // The hub answers the store's cursor with nothing, and that cursor is
+    // past the open run's grade.
+    let text = store
+        .hub_cursor(&account, pull::GRADING_FEED)
+        .expect("read")
+        .expect("a cursor");
+    let at: understudy_hub::wire::ChangeCursor = serde_json::from_str(&text).expect("a cursor");
+    let page = gus.grading_changes(&at).expect("a page");
+    assert!(page.judgments.is_empty() && !page.more, "{page:?}");
+    let open_grade = count(
+        &db,
+        &format!(
+            "SELECT change_seq FROM judgments WHERE episode_id = '{}'",
+            ids[1]
+        ),
+    );
+    assert!(
+        at.seq >= open_grade,
+        "the cursor passed it: {at:?} < {open_grade}"
+    );
+    assert_eq!(grades_of(&store, &ids[0]).0.len(), 1);
+    assert!(!store
+        .pulled_episode_ids()
+        .expect("pulled")
+        .contains(&ids[1]));
 }
