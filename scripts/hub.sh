@@ -68,4 +68,7 @@ hub_tests() (
   trap 'exit 130' INT TERM
   hub_pg_start
   cargo test --locked -p understudy-hub
+  # The command line's team run against the same server (ignored elsewhere:
+  # it needs PostgreSQL).
+  cargo test --locked -p understudy-cli --test it hub_team -- --ignored
 )

@@ -3,20 +3,25 @@
 //! --store` and what `export --status approved` exports; a rejected one
 //! goes back to its expert with the reviewer's comment.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
-use understudy::store::{Decision, EpisodeFilter, EpisodeStatus, EpisodeSummary, Store};
+use understudy::store::{Decision, EpisodeFilter, EpisodeStatus, EpisodeSummary, Review, Store};
 
 #[derive(Subcommand)]
 pub enum ReviewCommand {
     /// List episodes to review (submitted ones unless --status says otherwise).
     List {
         /// The trajectory store.
-        #[arg(long)]
-        store: PathBuf,
+        #[arg(long, required_unless_present = "hub", conflicts_with = "hub")]
+        store: Option<PathBuf>,
+        /// List a team hub's queue instead (`--hub URL --token T`): the
+        /// episodes the token's person may see.
+        #[command(flatten)]
+        hub: crate::hub::OptionalHub,
         /// Which episodes: submitted (waiting for review), approved, rejected, or all.
         #[arg(long, value_enum, default_value_t = StatusArg::Submitted)]
         status: StatusArg,
@@ -94,19 +99,26 @@ pub fn run(cmd: ReviewCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         ReviewCommand::List {
             store,
+            hub,
             status,
             task,
             expert,
             json,
         } => {
-            let filter = EpisodeFilter {
-                task_id: task,
-                status: status.status(),
-                actor_kind: expert.as_ref().map(|_| "expert".to_string()),
-                actor_id: expert,
-                ..EpisodeFilter::default()
+            let rows = match (store, hub.connect()?) {
+                (Some(store), _) => {
+                    let filter = EpisodeFilter {
+                        task_id: task,
+                        status: status.status(),
+                        actor_kind: expert.as_ref().map(|_| "expert".to_string()),
+                        actor_id: expert,
+                        ..EpisodeFilter::default()
+                    };
+                    open_existing(&store, false)?.episode_summaries(&filter)?
+                }
+                (None, Some(hub)) => hub_queue(&hub, status, task, expert)?,
+                (None, None) => anyhow::bail!("give --store FILE or --hub URL"),
             };
-            let rows = open_existing(&store, false)?.episode_summaries(&filter)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&rows_json(&rows))?);
             } else if rows.is_empty() {
@@ -119,6 +131,41 @@ pub fn run(cmd: ReviewCommand) -> anyhow::Result<ExitCode> {
         ReviewCommand::Approve { which, comment } => decide(&which, Decision::Approve, &comment),
         ReviewCommand::Reject { which, comment } => decide(&which, Decision::Reject, &comment),
     }
+}
+
+/// The hub's episodes the caller sees, filtered, each with its latest
+/// review: the same rows a local store's queue gives.
+fn hub_queue(
+    hub: &understudy_hub::client::Hub,
+    status: StatusArg,
+    task: Option<String>,
+    expert: Option<String>,
+) -> anyhow::Result<Vec<EpisodeSummary>> {
+    let query = understudy_hub::client::EpisodeQuery {
+        world: None,
+        task,
+        status: status.status(),
+        expert,
+    };
+    let mut last: HashMap<String, Review> = HashMap::new();
+    for review in hub.reviews(0)? {
+        match last.get(&review.episode_id) {
+            Some(seen) if seen.id > review.id => {}
+            _ => {
+                last.insert(review.episode_id.clone(), review);
+            }
+        }
+    }
+    hub.episodes(&query)?
+        .into_iter()
+        .map(|row| {
+            Ok(EpisodeSummary {
+                last_review: last.remove(&row.record.id),
+                kept_steps: u32::try_from(row.kept_steps)?,
+                record: row.record,
+            })
+        })
+        .collect()
 }
 
 /// Records the decision; the store refuses, changing nothing, an episode

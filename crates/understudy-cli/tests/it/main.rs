@@ -4,6 +4,7 @@
 
 mod crash;
 mod export;
+mod hub_team;
 mod output_files;
 mod read_only_store;
 mod replay_stored;
