@@ -295,6 +295,12 @@ impl Hub {
         ))
     }
 
+    /// Reviewers' decisions made after `after`, on episodes the caller
+    /// sees, in commit order.
+    pub fn review_changes(&self, after: &ChangeCursor) -> Result<ReviewChanges, HubError> {
+        self.get(&format!("/v1/sync/reviews?seq={}", after.seq))
+    }
+
     /// A page of the runs feed: the finished runs the caller may pull
     /// that changed after `after`.
     pub fn run_changes(&self, after: &ChangeCursor) -> Result<RunChanges, HubError> {

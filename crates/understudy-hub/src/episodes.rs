@@ -14,7 +14,9 @@ use understudy::trajectory::Trajectory;
 
 use crate::error::{codes, ApiError};
 use crate::people::Person;
-use crate::wire::{ChangeCursor, EpisodeRow, ReviewRequest, RunChanges, CHANGES_PAGE};
+use crate::wire::{
+    ChangeCursor, EpisodeRow, ReviewChanges, ReviewRequest, RunChanges, CHANGES_PAGE,
+};
 
 /// Which episodes (`GET /v1/episodes`, `GET /v1/export` query parameters).
 #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
@@ -332,6 +334,33 @@ pub(crate) async fn reviews(
         .await?
     };
     Ok(rows.iter().map(review).collect())
+}
+
+/// The decisions on episodes `caller` sees that were made after `after`,
+/// in commit order (the reviews feed).
+pub(crate) async fn review_changes(
+    db: &mut Client,
+    caller: &Person,
+    after: ChangeCursor,
+) -> Result<ReviewChanges, ApiError> {
+    let read = crate::changes::begin(db).await?;
+    let (clauses, args) = conditions(caller, &Query::default());
+    let page = read
+        .page(
+            "reviews",
+            "SELECT g.* FROM reviews g JOIN episodes e ON e.id = g.episode_id",
+            &clauses,
+            args,
+            after,
+            CHANGES_PAGE,
+        )
+        .await?;
+    let (next, more) = crate::changes::next(after, &[&page]);
+    Ok(ReviewChanges {
+        reviews: page.rows.iter().map(review).collect(),
+        next,
+        more,
+    })
 }
 
 /// Approves or rejects a submitted episode, as the local store does: only

@@ -70,9 +70,6 @@ struct Saved {
     /// What became of work sent, newest last (the last [`DELIVERED_KEPT`]).
     #[serde(default)]
     delivered: Vec<Delivered>,
-    /// The highest review row id pulled.
-    #[serde(default)]
-    reviews_after: i64,
 }
 
 /// How many sent pieces of work `hub.json` remembers, for the screens'
@@ -135,7 +132,6 @@ struct Progress {
     sent: Option<HashMap<String, String>>,
     assignments: Option<Vec<Assignment>>,
     delivered: Vec<(Work, Delivered)>,
-    reviews_after: Option<i64>,
 }
 
 /// The app's hub state, shared by its commands and its background sync.
@@ -409,12 +405,9 @@ impl Outbox {
             let _running = lock(&self.running);
             let account = lock(&self.saved).account.clone();
             if let Some(account) = account {
-                let (pending, after) = {
-                    let saved = lock(&self.saved);
-                    (saved.pending.clone(), saved.reviews_after)
-                };
+                let pending = lock(&self.saved).pending.clone();
                 let mut progress = Progress::default();
-                let outcome = Self::sync_once(&account, store, &pending, after, &mut progress);
+                let outcome = Self::sync_once(&account, store, &pending, &mut progress);
                 let mut saved = lock(&self.saved);
                 // Signed out or into another account meanwhile: drop it.
                 if saved.account.as_ref().map(|a| (&a.url, &a.token))
@@ -446,7 +439,6 @@ impl Outbox {
         account: &Account,
         store: &Store,
         pending: &[Work],
-        reviews_after: i64,
         progress: &mut Progress,
     ) -> Result<(), HubError> {
         let hub = Hub::new(&account.url, &account.token)?;
@@ -472,7 +464,7 @@ impl Outbox {
                 },
             ));
         }
-        progress.reviews_after = Some(pull::reviews(&hub, store, reviews_after)?);
+        pull::reviews(&hub, store, &account.key())?;
         if role.pulls_episodes() {
             pull::grading(&hub, store, &account.key())?;
         }
@@ -485,16 +477,13 @@ impl Outbox {
 impl Saved {
     /// Keeps what a sync got done: the digests sent, the queue, the work
     /// delivered (taken off the waiting list; work queued meanwhile
-    /// stays), the reviews pulled.
+    /// stays).
     fn apply(&mut self, progress: Progress) {
         if let Some(sent) = progress.sent {
             self.sent = sent;
         }
         if let Some(assignments) = progress.assignments {
             self.assignments = assignments;
-        }
-        if let Some(after) = progress.reviews_after {
-            self.reviews_after = after;
         }
         for (w, d) in progress.delivered {
             if let Some(i) = self.pending.iter().position(|p| *p == w) {

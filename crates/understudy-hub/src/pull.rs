@@ -226,22 +226,36 @@ pub fn grading(hub: &Hub, store: &Store, account: &str) -> Result<GradingPull, H
     }
 }
 
-/// Applies the hub's decisions with a row id above `after` to the
-/// store's episodes still waiting for one; returns the highest id seen.
-pub(crate) fn reviews(hub: &Hub, store: &Store, after: i64) -> Result<i64, HubError> {
-    let mut last = after;
-    for r in hub.reviews(after)? {
-        last = last.max(r.id);
-        let waiting = match store.episode(&r.episode_id) {
-            Ok(e) => e.status == EpisodeStatus::Submitted,
-            Err(understudy::Error::NotFound(_)) => false,
-            Err(e) => return Err(e.into()),
-        };
-        if waiting {
-            store.add_review(&r.episode_id, &r.reviewer, r.decision, &r.comment)?;
+/// The feed of reviewers' decisions in the store's hub cursors.
+pub const REVIEWS_FEED: &str = "reviews";
+
+/// Applies the hub's decisions made since this store's last pull from
+/// `account` (the reviews feed, page by page, the cursor saved after each
+/// page) to the store's episodes still waiting for one; returns how many
+/// it applied. A decision on an episode the store lacks is passed: the
+/// episode brings its reviews when it is pulled.
+pub fn reviews(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubError> {
+    let mut after = cursor(store, account, REVIEWS_FEED)?;
+    let mut applied = 0;
+    loop {
+        let page = hub.review_changes(&after)?;
+        for r in &page.reviews {
+            let waiting = match store.episode(&r.episode_id) {
+                Ok(e) => e.status == EpisodeStatus::Submitted,
+                Err(understudy::Error::NotFound(_)) => false,
+                Err(e) => return Err(e.into()),
+            };
+            if waiting {
+                store.add_review(&r.episode_id, &r.reviewer, r.decision, &r.comment)?;
+                applied += 1;
+            }
+        }
+        save_cursor(store, account, REVIEWS_FEED, &page.next)?;
+        after = page.next;
+        if !page.more {
+            return Ok(applied);
         }
     }
-    Ok(last)
 }
 
 /// Adds the hub's rubric versions the store lacks; returns how many.

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 use understudy::store::{
-    Decision, EpisodeRecord, Expert, JudgmentRecord, OverrideRecord, StepRecord, StoredScore,
+    Decision, EpisodeRecord, Expert, JudgmentRecord, OverrideRecord, Review, StepRecord,
+    StoredScore,
 };
 
 use crate::people::Person;
@@ -145,6 +146,17 @@ pub const CHANGES_PAGE: usize = 2000;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunChanges {
     pub runs: Vec<String>,
+    /// Where the next page starts.
+    pub next: ChangeCursor,
+    /// More changes wait after `next`: ask again.
+    pub more: bool,
+}
+
+/// `GET /v1/sync/reviews?seq=`: reviewers' decisions made after a
+/// cursor, on the episodes the caller sees, in commit order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReviewChanges {
+    pub reviews: Vec<Review>,
     /// Where the next page starts.
     pub next: ChangeCursor,
     /// More changes wait after `next`: ask again.

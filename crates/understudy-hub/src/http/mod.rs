@@ -68,6 +68,7 @@ pub fn router(pool: Pool, max_body_bytes: usize) -> Router {
         .route("/v1/grades", get(grades_after))
         .route("/v1/sync/runs", get(run_changes))
         .route("/v1/sync/grading", get(grading_changes))
+        .route("/v1/sync/reviews", get(review_changes))
         .route("/v1/sync/grading/runs", post(grading_of_runs))
         .route("/v1/worlds", get(list_worlds).post(upload_world))
         .route("/v1/worlds/{hash}", get(world_files))
@@ -286,6 +287,16 @@ async fn run_changes(
     let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let mut db = s.pool.get().await?;
     Ok(Json(episodes::changes(&mut db, &p, q).await?))
+}
+
+async fn review_changes(
+    State(s): State<AppState>,
+    Caller(p): Caller,
+    q: Result<Query<ChangeCursor>, axum::extract::rejection::QueryRejection>,
+) -> Answer<ReviewChanges> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut db = s.pool.get().await?;
+    Ok(Json(episodes::review_changes(&mut db, &p, q).await?))
 }
 
 async fn grading_changes(

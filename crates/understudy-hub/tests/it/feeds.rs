@@ -1,11 +1,13 @@
 //! The change feeds a sync pulls with: a sync reads only the runs changed
 //! since the last one (the cursor kept in the store), and a run whose
 //! transaction commits after a later-numbered one was read is not passed
-//! over (the sequence-gap race).
+//! over (the sequence-gap race); the same for reviewers' decisions
+//! reaching the expert's app.
 
+use understudy::store::{Decision, EpisodeStatus};
 use understudy_hub::client::PushOptions;
 use understudy_hub::outbox::Outbox;
-use understudy_hub::pull::RUNS_FEED;
+use understudy_hub::pull::{REVIEWS_FEED, RUNS_FEED};
 use understudy_hub::wire::ChangeCursor;
 use understudy_hub::Role;
 
@@ -119,5 +121,72 @@ fn a_sync_reads_only_the_runs_changed_since_the_last_and_none_is_passed_over_by_
     assert!(
         e.contains("hub_cursors") && e.contains("`yesterday`"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_decision_whose_transaction_commits_late_still_reaches_the_experts_app() {
+    let Some(server) = server_url() else { return };
+    let db = fresh_database(&server);
+    let hub = hub_in_process(&db, understudy_hub::DEFAULT_MAX_BODY_BYTES);
+    client(&hub.url, &person(&db, "admin", Role::Admin))
+        .add_world(&mini_dir())
+        .expect("the world");
+    let ada_token = person(&db, "ada", Role::Expert);
+    let (ada_dir, ada_store) = local_store();
+    let ada = Outbox::open(ada_dir.path()).expect("settings");
+    ada.sign_in_with_token(&hub.url, &ada_token).expect("in");
+    // Four runs, the first and third finished: X and Y.
+    let ids = record(&ada_store, "x-ada", 4);
+    let (x, y) = (&ids[0], &ids[2]);
+    assert_eq!(ada.sync(&ada_store).expect("a sync").last_error, None);
+    let rita = client(&hub.url, &person(&db, "rita", Role::Reviewer));
+
+    // The race: X's approval is written first (the lower row id) by a
+    // transaction that stays open while Y's approval commits and Ada
+    // syncs; X's commits after. Read by row id, X would be passed over.
+    let rt = runtime();
+    let slow = rt.block_on(async {
+        let (c, conn) = tokio_postgres::connect(&db, tokio_postgres::NoTls)
+            .await
+            .expect("a connection");
+        tokio::spawn(conn);
+        c.batch_execute(&format!(
+            "BEGIN; INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES ('{x}', 'Rita', 'approve', 'Late.', '2026-12-02T00:00:00Z'); UPDATE episodes SET status = 'approved' WHERE id = '{x}'"
+        ))
+        .await
+        .expect("X approved, not committed");
+        c
+    });
+    rita.review(y, Decision::Approve, "Clean.")
+        .expect("Y approved");
+    assert_eq!(ada.sync(&ada_store).expect("a sync").last_error, None);
+    let status = |id: &str| ada_store.episode(id).expect("here").status;
+    assert_eq!(status(y), EpisodeStatus::Approved);
+    assert_eq!(status(x), EpisodeStatus::Submitted, "not committed yet");
+    rt.block_on(slow.batch_execute("COMMIT"))
+        .expect("X committed");
+    assert_eq!(ada.sync(&ada_store).expect("a sync").last_error, None);
+    assert_eq!(
+        status(x),
+        EpisodeStatus::Approved,
+        "X arrives on the next sync"
+    );
+    assert_eq!(ada_store.reviews(x).expect("reviews")[0].comment, "Late.");
+
+    // Nothing is read again: the feed after Ada's cursor is empty.
+    let ada_hub = client(&hub.url, &ada_token);
+    let account = format!("{}#{}", hub.url, ada_hub.me().expect("me").id);
+    let text = ada_store
+        .hub_cursor(&account, REVIEWS_FEED)
+        .expect("read")
+        .expect("a cursor after a sync");
+    let at: ChangeCursor = serde_json::from_str(&text).expect("a cursor");
+    let page = ada_hub.review_changes(&at).expect("a page");
+    assert!(page.reviews.is_empty() && !page.more, "{page:?}");
+    assert_eq!(
+        ada_store.reviews(y).expect("reviews").len(),
+        1,
+        "applied once"
     );
 }
