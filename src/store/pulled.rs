@@ -11,9 +11,11 @@
 
 use std::collections::HashSet;
 
-use super::Store;
+use rusqlite::{params, OptionalExtension};
+
+use super::{now, Store};
 use crate::error::Result;
-use crate::store::{Expert, Review};
+use crate::store::{Decision, EpisodeStatus, Expert, Review};
 use crate::trajectory::Trajectory;
 
 impl Store {
@@ -50,6 +52,70 @@ impl Store {
             .collect())
     }
 
+    /// Puts the hub's decision `hub` in place of this store's on a pulled
+    /// episode, when they differ: the hub refused this computer's decision
+    /// because someone decided first, and the team's record is the hub's.
+    /// In one transaction: the episode's reviews become the hub's one, and
+    /// its status follows. An episode recorded here (not pulled) is never
+    /// rewritten, nor one still waiting (the caller applies a decision to
+    /// it as to any). Returns whether anything changed.
+    pub fn take_hubs_decision(&self, hub: &Review) -> Result<bool> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        let pulled: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pulled_episodes WHERE episode_id = ?1)",
+            [&hub.episode_id],
+            |r| r.get(0),
+        )?;
+        let status: Option<String> = tx
+            .query_row(
+                "SELECT status FROM episodes WHERE id = ?1",
+                [&hub.episode_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let decided = matches!(
+            status.as_deref().and_then(EpisodeStatus::parse),
+            Some(EpisodeStatus::Approved | EpisodeStatus::Rejected)
+        );
+        if !pulled || !decided {
+            return Ok(false);
+        }
+        let here: Option<(String, String, String)> = tx
+            .query_row(
+                "SELECT reviewer, decision, comment FROM reviews WHERE episode_id = ?1 ORDER BY id DESC LIMIT 1",
+                [&hub.episode_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let theirs = (
+            hub.reviewer.clone(),
+            hub.decision.as_str().to_string(),
+            hub.comment.clone(),
+        );
+        if here.as_ref() == Some(&theirs) {
+            return Ok(false);
+        }
+        tx.execute(
+            "DELETE FROM reviews WHERE episode_id = ?1",
+            [&hub.episode_id],
+        )?;
+        tx.execute(
+            "INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![hub.episode_id, hub.reviewer, hub.decision.as_str(), hub.comment, hub.at],
+        )?;
+        let status = match hub.decision {
+            Decision::Approve => EpisodeStatus::Approved,
+            Decision::Reject => EpisodeStatus::Rejected,
+        };
+        tx.execute(
+            "UPDATE episodes SET status = ?2, updated_at = ?3 WHERE id = ?1",
+            params![hub.episode_id, status.as_str(), now()],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
     fn ids(&self, sql: &str) -> Result<HashSet<String>> {
         let conn = self.lock();
         let mut stmt = conn.prepare(sql)?;
@@ -60,7 +126,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::{Actor, EpisodeRecord, EpisodeStatus, ExpertInput, Store};
+    use crate::store::{Actor, Decision, EpisodeRecord, EpisodeStatus, ExpertInput, Review, Store};
     use crate::trajectory::Trajectory;
 
     fn episode(id: &str, expert: &str) -> Trajectory {
@@ -130,5 +196,62 @@ mod tests {
         let again = store.import_pulled(&[], &[(episode("e-2", &me.id), vec![])]);
         assert!(again.is_err());
         assert_eq!(store.pulled_episode_ids().expect("ids").len(), 1);
+    }
+
+    #[test]
+    fn the_hubs_decision_replaces_a_refused_one_on_pulled_episodes_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().join("s.db")).expect("a store");
+        store
+            .import_pulled(&[], &[(episode("e-pulled", "x-ada"), vec![])])
+            .expect("pulled");
+        store
+            .import_full(&[], &[(episode("e-mine", "x-me"), vec![])])
+            .expect("recorded here");
+        let hubs = |id: &str| Review {
+            id: 7,
+            episode_id: id.into(),
+            reviewer: "Gus".into(),
+            decision: Decision::Reject,
+            comment: "Check the balance first.".into(),
+            at: "2026-12-02T00:00:00Z".into(),
+        };
+        // Still waiting: the caller applies the decision as any other.
+        assert!(!store.take_hubs_decision(&hubs("e-pulled")).expect("read"));
+        for id in ["e-pulled", "e-mine"] {
+            store
+                .add_review(id, "Rita", Decision::Approve, "")
+                .expect("approved here");
+        }
+        assert!(store
+            .take_hubs_decision(&hubs("e-pulled"))
+            .expect("replaced"));
+        let here = store.reviews("e-pulled").expect("reviews");
+        assert_eq!(here.len(), 1);
+        assert_eq!(
+            (
+                here[0].reviewer.as_str(),
+                here[0].decision,
+                here[0].at.as_str()
+            ),
+            ("Gus", Decision::Reject, "2026-12-02T00:00:00Z")
+        );
+        assert_eq!(
+            store.episode("e-pulled").expect("here").status,
+            EpisodeStatus::Rejected
+        );
+        assert!(
+            !store.take_hubs_decision(&hubs("e-pulled")).expect("read"),
+            "the same decision again changes nothing"
+        );
+        // An episode recorded here keeps its own decision.
+        assert!(!store.take_hubs_decision(&hubs("e-mine")).expect("read"));
+        assert_eq!(
+            store.reviews("e-mine").expect("reviews")[0].reviewer,
+            "Rita"
+        );
+        assert!(!store
+            .take_hubs_decision(&hubs("e-none"))
+            .expect("an unknown id"));
     }
 }

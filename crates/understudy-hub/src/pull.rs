@@ -233,7 +233,9 @@ pub const REVIEWS_FEED: &str = "reviews";
 /// `account` (the reviews feed, page by page, the cursor saved after each
 /// page) to the store's episodes still waiting for one; returns how many
 /// it applied. A decision on an episode the store lacks is passed: the
-/// episode brings its reviews when it is pulled.
+/// episode brings its reviews when it is pulled. On a pulled episode
+/// this computer decided otherwise (the hub refused that decision:
+/// someone was first), the hub's decision replaces it.
 pub fn reviews(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubError> {
     let mut after = cursor(store, account, REVIEWS_FEED)?;
     let mut applied = 0;
@@ -247,6 +249,8 @@ pub fn reviews(hub: &Hub, store: &Store, account: &str) -> Result<usize, HubErro
             };
             if waiting {
                 store.add_review(&r.episode_id, &r.reviewer, r.decision, &r.comment)?;
+                applied += 1;
+            } else if store.take_hubs_decision(r)? {
                 applied += 1;
             }
         }

@@ -147,7 +147,7 @@ fn refusal(work: &Work, e: &HubError) -> String {
     };
     match (work, e.code()) {
         (Work::Review { .. }, Some("conflict")) => format!(
-            "Not sent: the hub already has a decision on this recording ({message}). Yours stays on this computer."
+            "Not sent: the hub already has a decision on this recording ({message}). The hub's decision replaces yours on this computer."
         ),
         (Work::Grades { .. }, Some("not_found")) => {
             "Not sent: this run is not on the team hub, so its grades stay on this computer.".into()

@@ -209,6 +209,17 @@ fn a_reviewers_approval_made_while_the_hub_is_down_reaches_it_once_with_grades_a
     );
     rita.sync(&rita_store).expect("again");
     assert_eq!(count(&db, "SELECT count(*) FROM reviews"), 2);
+    // Her computer now holds the team's decision, not her refused one.
+    let here = rita_store.reviews(&ids[2]).expect("reviews");
+    assert_eq!(here.len(), 1, "{here:?}");
+    assert_eq!(
+        (here[0].decision, here[0].comment.as_str()),
+        (Decision::Reject, "Check the balance first.")
+    );
+    assert_eq!(
+        rita_store.episode(&ids[2]).expect("here").status,
+        EpisodeStatus::Rejected
+    );
 
     // A grade from the sheet reaches the hub, once.
     rita_store

@@ -64,7 +64,7 @@ describe("work done in the screens", () => {
     work: [
       { key: "review:e1", state: "waiting", message: null },
       { key: "review:e2", state: "sent", message: null },
-      { key: "review:e3", state: "refused", message: "Not sent: the hub already has a decision on this recording." },
+      { key: "review:e3", state: "refused", message: "Not sent: the hub already has a decision on this recording. The hub's decision replaces yours on this computer." },
     ],
   };
 
