@@ -257,13 +257,17 @@ pub fn run() {
             } else {
                 "index.html"
             };
-            let window = WebviewWindowBuilder::new(app, "main", WebviewUrl::App(PathBuf::from(page)))
-                .title("Understudy")
-                .inner_size(1440.0, 900.0)
-                .min_inner_size(1024.0, 640.0)
-                .center()
-                .build()?;
-            webview::trim(&window, webview::gpu_wanted(std::env::var_os("UNDERSTUDY_GPU").as_deref()))?;
+            let window =
+                WebviewWindowBuilder::new(app, "main", WebviewUrl::App(PathBuf::from(page)))
+                    .title("Understudy")
+                    .inner_size(1440.0, 900.0)
+                    .min_inner_size(1024.0, 640.0)
+                    .center()
+                    .build()?;
+            webview::trim(
+                &window,
+                webview::gpu_wanted(std::env::var_os("UNDERSTUDY_GPU").as_deref()),
+            )?;
             perf_mark("window");
             if !options.blank {
                 // Read the worlds while the page loads: after the window is

@@ -31,7 +31,9 @@ pub fn gpu_wanted(var: Option<&std::ffi::OsStr>) -> bool {
 #[cfg(target_os = "linux")]
 pub fn trim(window: &tauri::WebviewWindow, gpu: bool) -> tauri::Result<()> {
     window.with_webview(move |webview| {
-        use webkit2gtk::{CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt};
+        use webkit2gtk::{
+            CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt,
+        };
         let view = webview.inner();
         if let Some(settings) = WebViewExt::settings(&view) {
             if !gpu {
