@@ -217,6 +217,9 @@ fn process_age_ms() -> Option<f64> {
 /// empty page, the baseline for start-up and memory measurements).
 pub fn run() {
     let started = Instant::now();
+    webview::prepare_environment(webview::gpu_wanted(
+        std::env::var_os("UNDERSTUDY_GPU").as_deref(),
+    ));
     let options = Options::from_args_and_env(std::env::args_os(), |k| std::env::var_os(k));
     let mut window_state = tauri_plugin_window_state::Builder::default();
     if let Some(dir) = &options.data_dir {
@@ -264,10 +267,7 @@ pub fn run() {
                     .min_inner_size(1024.0, 640.0)
                     .center()
                     .build()?;
-            webview::trim(
-                &window,
-                webview::gpu_wanted(std::env::var_os("UNDERSTUDY_GPU").as_deref()),
-            )?;
+            webview::trim(&window)?;
             perf_mark("window");
             if !options.blank {
                 // Read the worlds while the page loads: after the window is
