@@ -123,6 +123,11 @@ def test_expert_performs_a_support_task_and_the_exact_trajectory_is_stored(launc
     app.css("[data-testid=review]")
     diff = app.text_of("[data-testid=diff]")
     assert "INV-24073" in diff and "RF-25001" in diff and "T-1042" in diff
+    # Each table under the world's title for it (labels.toml), not its name.
+    # (textContent: the screen shows the headings in capitals.)
+    headings = {h.get_attribute("data-table"): h.get_attribute("textContent") for h in app.all("[data-testid=diff] h4")}
+    assert headings.get("invoices") == "Invoices" and headings.get("refunds") == "Refunds", headings
+    assert all(h != table and "_" not in h for table, h in headings.items()), headings
     assert app.text_of("[data-testid=final-message]") == MESSAGE
     app.shot("07-review")
     app.clickable("[data-testid=confirm-submit]").click()

@@ -1,19 +1,31 @@
 """What the app holds in memory during a task, against a blank Tauri page.
 
-A measurement, not a pass/fail threshold: memory depends on the machine's
-WebKitGTK and on how busy it is, so a timed or sized assertion would be
-flaky. It writes artifacts/e2e/memory.json and prints the figures; issue 15
-asks for the task's figure to be at most 1.25 times the blank page's.
+Both launches use the same binary, the same WebKit and the same WebKit
+settings (webview.rs), and both go through WebDriver (automation adds its
+own overhead to each). The baseline is `--blank`: the app's window showing
+an empty page (ui/blank.html, no script but the first-frame mark), sampled
+for BLANK_SECONDS after start. The task is a support-desk episode: a
+profile, the task, six tool runs, every records list, a refund and a
+message. Each launch samples, every 50 ms, the app process and everything
+it started (WebKitWebProcess, WebKitNetworkProcess), and keeps the peak
+(the figure compared) and the last sample (settled):
 
-Both launches go through WebDriver (automation adds its own overhead to
-each), with the same binary. Each samples, every 50 ms, the app process and
-everything it started (WebKitWebProcess, WebKitNetworkProcess):
+- tree: what the process tree holds, each page once. Private pages of each
+  process, plus each shared mapping (a library, WebKit's shared memory)
+  counted once, at its largest resident size in the tree
+  (/proc/<pid>/smaps). Pages the tree shares with other programs count
+  fully, so the figure does not move when another WebKit app runs
+  alongside. This is the figure asserted.
+- PSS (proportional set size): shared pages split between every process on
+  the machine that maps them, so it falls when other programs share the
+  libraries.
+- RSS: each process's resident pages, summed; a library shared by the
+  three processes counts three times, which adds the same ~170 MB to both
+  figures and so flatters the ratio (the issue's 821 MB was RSS).
 
-- PSS (proportional set size, /proc/<pid>/smaps_rollup): shared pages are
-  split between the processes sharing them, so the sum is what the tree
-  costs the machine. This is the figure to compare.
-- RSS: each process's resident pages, summed; shared libraries count once
-  per process, so it overstates the total (the issue's 821 MB was RSS).
+Issue 15 asks for the task to hold at most 1.25 times the blank page; the
+test asserts the bound reached so far (MAX_TREE_RATIO) so that a change
+that brings memory back up fails.
 """
 
 import json
@@ -25,6 +37,14 @@ from conftest import ARTIFACTS, App
 from perf import descendants, look_up_and_open_ticket
 
 BLANK_SECONDS = 4.0
+# Measured 1.62-1.67 on a 2-core Xvfb machine (WebKitGTK 2.50, Mesa
+# llvmpipe) with WebKit painting on the CPU (webview.rs); painting through
+# OpenGL, the task held about 100 MB more (PSS 2.05x the blank page). The
+# target is 1.25: what is left is the app process holding every world
+# (+36 MB) and the page's code, text caches, DOM, JavaScript heap and
+# compositor layers (see webview.rs). A margin for a busy machine (the
+# figure moves by 10-20 MB from run to run, and was 1.67 in a full suite).
+MAX_TREE_RATIO = 1.80
 
 
 def status_kib(pid: int, field: str) -> int:
@@ -47,12 +67,42 @@ def pss_kib(pid: int) -> int:
     return 0
 
 
+def tree_kib(pids: list[int]) -> int:
+    """Private pages of each process, plus each shared mapping once (its
+    largest resident size among the processes), from /proc/<pid>/smaps."""
+    private = 0
+    shared: dict[str, int] = {}
+    for p in pids:
+        try:
+            text = Path(f"/proc/{p}/smaps").read_text()
+        except OSError:
+            continue
+        mine: dict[str, int] = {}
+        key = ""
+        for line in text.splitlines():
+            fields = line.split()
+            if not fields[0].endswith(":"):
+                # A mapping's first line: range, perms, offset, device, inode[, path].
+                # Anonymous mappings (inode 0, no path) are never shared between
+                # these processes (WebKit's are started by exec, not fork).
+                key = f"{fields[3]} {fields[4]} {fields[2]} {fields[5] if len(fields) > 5 else fields[0]}"
+            elif fields[0] in ("Private_Clean:", "Private_Dirty:"):
+                private += int(fields[1])
+            elif fields[0] in ("Shared_Clean:", "Shared_Dirty:"):
+                mine[key] = mine.get(key, 0) + int(fields[1])
+        for k, v in mine.items():
+            shared[k] = max(shared.get(k, 0), v)
+    return private + sum(shared.values())
+
+
 class Sampler:
-    """Peak summed PSS and RSS of a process tree, sampled in the background."""
+    """Peak and last tree, PSS and RSS figures of a process tree, sampled
+    in the background; and which phase the tree's peak fell in."""
 
     def __init__(self, root_pid: int):
         self.root = root_pid
-        self.peak_pss = self.peak_rss = self.last_pss = 0
+        self.peak_tree = self.last_tree = self.peak_pss = self.last_pss = self.peak_rss = 0
+        self._peak_mark = 0
         self.processes: dict[str, int] = {}
         self.phases: dict[str, float] = {}
         self._stop = threading.Event()
@@ -62,36 +112,43 @@ class Sampler:
     def _run(self):
         while not self._stop.is_set():
             pids = descendants(self.root)
-            pss = sum(pss_kib(p) for p in pids)
+            tree = tree_kib(pids)
+            by_process = {p: pss_kib(p) for p in pids}
+            pss = sum(by_process.values())
             rss = sum(status_kib(p, "VmRSS:") for p in pids)
-            self.last_pss = pss
-            if pss > self.peak_pss:
-                self.peak_pss = pss
+            self.last_tree, self.last_pss = tree, pss
+            if tree > self.peak_tree:
+                self.peak_tree, self._peak_mark = tree, len(self.phases)
                 self.processes = {}
-                for p in pids:
+                for p, v in by_process.items():
                     try:
                         name = Path(f"/proc/{p}/comm").read_text().strip()
                     except OSError:
                         continue
-                    self.processes[name] = self.processes.get(name, 0) + pss_kib(p)
+                    self.processes[name] = self.processes.get(name, 0) + v
+            self.peak_pss = max(self.peak_pss, pss)
             self.peak_rss = max(self.peak_rss, rss)
             time.sleep(0.05)
 
     def mark(self, phase: str):
-        """The summed PSS now (after a moment for it to be sampled), by phase."""
+        """The tree's figure now (after a moment for it to be sampled), at
+        the end of `phase`: samples since the previous mark belong to it."""
         time.sleep(0.5)
-        self.phases[phase] = round(self.last_pss / 1024, 1)
+        self.phases[phase] = round(self.last_tree / 1024, 1)
 
     def stop(self) -> dict:
         self._stop.set()
         self._thread.join()
         mib = lambda kib: round(kib / 1024, 1)  # noqa: E731
         return {
+            "peak_tree_mib": mib(self.peak_tree),
+            "settled_tree_mib": mib(self.last_tree),
+            "peak_in": (list(self.phases) + ["after the last phase"])[self._peak_mark] if self.phases else "start-up",
             "peak_pss_mib": mib(self.peak_pss),
             "settled_pss_mib": mib(self.last_pss),
             "peak_rss_mib": mib(self.peak_rss),
             "pss_mib_by_process_at_peak": {k: mib(v) for k, v in sorted(self.processes.items())},
-            "pss_mib_by_phase": self.phases,
+            "tree_mib_by_phase": self.phases,
         }
 
 
@@ -150,13 +207,19 @@ def test_memory_during_a_task_against_a_blank_page(tmp_path):
         "blank": blank_mem,
         "task": task_mem,
         "task_steps": steps,
+        "tree_ratio_peak": round(task_mem["peak_tree_mib"] / blank_mem["peak_tree_mib"], 2),
+        "tree_ratio_settled": round(task_mem["settled_tree_mib"] / blank_mem["settled_tree_mib"], 2),
         "pss_ratio_peak": round(task_mem["peak_pss_mib"] / blank_mem["peak_pss_mib"], 2),
         "rss_ratio_peak": round(task_mem["peak_rss_mib"] / blank_mem["peak_rss_mib"], 2),
         "target_ratio": 1.25,
+        "asserted_ratio": MAX_TREE_RATIO,
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "memory.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
-    # Only that the measurement measured something: the figures are reported, not judged.
-    assert blank_mem["peak_pss_mib"] > 0 and task_mem["peak_pss_mib"] > 0, report
+    assert blank_mem["peak_tree_mib"] > 0 and task_mem["peak_tree_mib"] > 0, report
     assert steps == n + 1
+    assert report["tree_ratio_peak"] <= MAX_TREE_RATIO, (
+        f"the task held {report['tree_ratio_peak']}x a blank page at its peak ({task_mem['peak_in']}); "
+        f"it held at most {MAX_TREE_RATIO}x before: see artifacts/e2e/memory.json"
+    )

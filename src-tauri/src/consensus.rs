@@ -28,6 +28,11 @@ pub struct ConsensusView {
     /// order the comparison's lists use.
     pub runs: Vec<QueueRow>,
     pub consensus: Consensus,
+    /// What the world calls each table on screen (labels.toml), by name.
+    pub table_titles: std::collections::BTreeMap<String, String>,
+    /// The world's labels of each table's columns, by table and column.
+    pub column_labels:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
 
 /// The comparison of the experts' runs of a task.
@@ -116,6 +121,16 @@ pub fn build(service: &Service, world_id: &str, task_id: &str) -> AppResult<Cons
             .unwrap_or_default(),
         consensus: consensus::compare(&outcomes),
         runs,
+        table_titles: world
+            .tables
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.title.clone()?)))
+            .collect(),
+        column_labels: world
+            .tables
+            .iter()
+            .map(|t| (t.name.clone(), t.labels.clone()))
+            .collect(),
     })
 }
 
@@ -172,6 +187,12 @@ mod tests {
             .find(|f| f.table == "invoices" && !f.agreed)
             .expect("the invoice differs");
         assert_eq!(refunded.values, [json!(7900), json!(5000)]);
+        // The reviewer reads the world's words for the table and the field.
+        assert_eq!(view.table_titles["invoices"], "Invoices");
+        assert_eq!(
+            view.column_labels["invoices"]["refunded_cents"],
+            "Refunded so far"
+        );
         let look = c.actions.iter().find(|a| a.tool == "get_ticket").unwrap();
         assert!(look.agreed);
         assert_eq!(c.actions_agreed, 1);

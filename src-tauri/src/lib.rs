@@ -57,6 +57,7 @@ pub mod service;
 #[cfg(test)]
 mod testing;
 pub mod transcript;
+pub mod webview;
 pub mod worlds;
 
 use std::path::PathBuf;
@@ -216,6 +217,9 @@ fn process_age_ms() -> Option<f64> {
 /// empty page, the baseline for start-up and memory measurements).
 pub fn run() {
     let started = Instant::now();
+    webview::prepare_environment(webview::gpu_wanted(
+        std::env::var_os("UNDERSTUDY_GPU").as_deref(),
+    ));
     let options = Options::from_args_and_env(std::env::args_os(), |k| std::env::var_os(k));
     let mut window_state = tauri_plugin_window_state::Builder::default();
     if let Some(dir) = &options.data_dir {
@@ -256,12 +260,14 @@ pub fn run() {
             } else {
                 "index.html"
             };
-            WebviewWindowBuilder::new(app, "main", WebviewUrl::App(PathBuf::from(page)))
-                .title("Understudy")
-                .inner_size(1440.0, 900.0)
-                .min_inner_size(1024.0, 640.0)
-                .center()
-                .build()?;
+            let window =
+                WebviewWindowBuilder::new(app, "main", WebviewUrl::App(PathBuf::from(page)))
+                    .title("Understudy")
+                    .inner_size(1440.0, 900.0)
+                    .min_inner_size(1024.0, 640.0)
+                    .center()
+                    .build()?;
+            webview::trim(&window)?;
             perf_mark("window");
             if !options.blank {
                 // Read the worlds while the page loads: after the window is

@@ -36,6 +36,9 @@ pub struct ReviewView {
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct TableDiff {
     pub table: String,
+    /// What the world calls the table on screen (labels.toml's
+    /// `[table_titles]`), if it says.
+    pub label: Option<String>,
     pub added: Vec<RecordDiff>,
     pub changed: Vec<RecordDiff>,
     pub removed: Vec<RecordDiff>,
@@ -112,6 +115,7 @@ pub fn tables(episode: &Episode) -> AppResult<Vec<TableDiff>> {
         };
         let mut diff = TableDiff {
             table: table.clone(),
+            label: info.and_then(|i| i.title.clone()),
             added: Vec::new(),
             changed: Vec::new(),
             removed: Vec::new(),

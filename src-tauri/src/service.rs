@@ -676,6 +676,11 @@ mod tests {
             .iter()
             .find(|t| t.table == "invoices")
             .unwrap();
+        assert_eq!(
+            invoices.label.as_deref(),
+            Some("Invoices"),
+            "the table's title from labels.toml"
+        );
         let inv = &invoices.changed[0];
         assert_eq!(inv.key, "INV-24073");
         assert_eq!(inv.fields.len(), 1);

@@ -212,12 +212,14 @@ pub struct ViewToml {
     pub audience: Option<Spanned<String>>,
 }
 
-/// `labels.toml`: plain-language labels of columns, for people (see
-/// `load::labels`): `[tables.<table>]` and `[views.<view>]`, each mapping a
-/// column to its label.
+/// `labels.toml`: plain-language labels, for people (see `load::labels`):
+/// `[table_titles]` maps a table to what it is called on screen;
+/// `[tables.<table>]` and `[views.<view>]` each map a column to its label.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LabelsToml {
+    #[serde(default)]
+    pub table_titles: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
     pub tables: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
     #[serde(default)]

@@ -233,6 +233,10 @@ pub struct TableInfo {
     /// name, from `[tables.<name>.labels]`; a column without one is shown
     /// by its name made readable.
     pub labels: BTreeMap<String, String>,
+    /// What the table is called on screen ("Messages sent" for `outbox`),
+    /// from labels.toml's `[table_titles]`; without one the app shows the
+    /// name made readable.
+    pub title: Option<String>,
 }
 
 /// A tool as offered to agents and to the app: a function spec.

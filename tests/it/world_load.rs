@@ -708,9 +708,19 @@ fn labels_name_columns_in_plain_words_and_leave_the_hash_alone() {
     write(
         dir.path(),
         "labels.toml",
-        "[tables.accounts]\nowner = \"Account holder\"\nbalance = \"Balance\"\n\n[tables.docs]\ntitle = \"Document title\"\n\n[views.accounts]\nid = \"Account number\"\n",
+        "[table_titles]\naccounts = \" Bank accounts \"\n\n[tables.accounts]\nowner = \"Account holder\"\nbalance = \"Balance\"\n\n[tables.docs]\ntitle = \"Document title\"\n\n[views.accounts]\nid = \"Account number\"\n",
     );
     let world = understudy::World::load(dir.path()).expect("loads");
+    assert_eq!(
+        world.table("accounts").unwrap().title.as_deref(),
+        Some("Bank accounts"),
+        "a table's title, trimmed"
+    );
+    assert_eq!(
+        world.table("docs").unwrap().title,
+        None,
+        "untitled: the app humanises the name"
+    );
     assert_eq!(
         world.content_hash, original,
         "labels are for people: relabelling keeps recorded episodes standing"
@@ -771,6 +781,24 @@ fn a_label_naming_nothing_is_reported_with_file_line_and_field() {
         ],
     );
     assert_problem(&p, &["labels.toml:16", "`acounts` is not a view"]);
+    write(
+        dir.path(),
+        "labels.toml",
+        "[table_titles]\naccounts = \"Accounts\"\nacounts = \"Typo\"\ndocs = \"  \"\n",
+    );
+    let p = problems(dir.path());
+    assert_problem(
+        &p,
+        &[
+            "labels.toml:3",
+            "table_titles.acounts",
+            "`acounts` is not a table of schema.sql",
+            "accounts",
+        ],
+    );
+    assert_problem(&p, &["labels.toml:4", "table_titles.docs", "empty"]);
+    write(dir.path(), "labels.toml", "[table_titles]\naccounts = 3\n");
+    assert_problem(&problems(dir.path()), &["labels.toml:2"]);
     write(dir.path(), "labels.toml", "[tables.accounts]\nowner = 3\n");
     assert_problem(&problems(dir.path()), &["labels.toml:2"]);
     write(
@@ -781,8 +809,9 @@ fn a_label_naming_nothing_is_reported_with_file_line_and_field() {
     assert_problem(&problems(dir.path()), &["labels.toml:1", "columns"]);
 }
 
-/// An expert reads every bundled world in plain words: each column of each
-/// table (what the review's diff shows) and of each records list has a label.
+/// An expert reads every bundled world in plain words: each table (the
+/// review's diff headings) has a title, and each column of each table and
+/// of each records list has a label.
 #[test]
 fn every_bundled_world_labels_what_an_expert_sees() {
     for dir in common::fixture_worlds() {
@@ -801,6 +830,11 @@ fn every_bundled_world_labels_what_an_expert_sees() {
             assert!(
                 !table.labels.is_empty(),
                 "{id}: table {} has no labels",
+                table.name
+            );
+            assert!(
+                table.title.is_some(),
+                "{id}: table {} has no title in labels.toml's [table_titles]",
                 table.name
             );
         }

@@ -1,6 +1,6 @@
-//! `labels.toml`: the plain words the app shows instead of raw column
-//! names (`refunded_cents` → "Refunded so far"), in the review's diff, the
-//! records lists and an opened record.
+//! `labels.toml`: the plain words the app shows instead of raw table and
+//! column names (`outbox` → "Messages sent", `refunded_cents` → "Refunded
+//! so far"), in the review's diff, the records lists and an opened record.
 //!
 //! A table's labels are written once; a view's columns take them by name,
 //! and a view's own section labels only what it computes or renames.
@@ -35,6 +35,30 @@ pub(super) fn load_labels(
     let Some(parsed) = files::parse_toml::<LabelsToml>(FILE, &text, &mut cx.diags) else {
         return;
     };
+    for (name, title) in &parsed.table_titles {
+        let line = Some(line_of(&text, title.span().start));
+        let subject = Some(format!("table_titles.{name}"));
+        let Some(table) = tables.iter_mut().find(|t| &t.name == name) else {
+            let known: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+            let problem = format!(
+                "`{name}` is not a table of schema.sql (tables: {})",
+                known.join(", ")
+            );
+            cx.diags.push(FILE, line, subject, problem);
+            continue;
+        };
+        let title = title.get_ref().trim();
+        if title.is_empty() {
+            cx.diags.push(
+                FILE,
+                line,
+                subject,
+                "the title is empty; write what the expert calls these records, e.g. \"Messages sent\"",
+            );
+        } else {
+            table.title = Some(title.to_string());
+        }
+    }
     for (name, given) in &parsed.tables {
         let Some(table) = tables.iter_mut().find(|t| &t.name == name) else {
             let known: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();

@@ -73,6 +73,7 @@ pub(super) fn table_infos(cx: &mut LoadContext<'_>, m: &WorldToml, text: &str) -
             name,
             document_column: options.document_column,
             labels: Default::default(),
+            title: None,
         });
     }
     out

@@ -10,4 +10,12 @@ export type ConsensusView = { task_title: string,
  * The runs compared (handed in or approved, by experts), in the
  * order the comparison's lists use.
  */
-runs: Array<QueueRow>, consensus: Consensus, };
+runs: Array<QueueRow>, consensus: Consensus, 
+/**
+ * What the world calls each table on screen (labels.toml), by name.
+ */
+table_titles: { [key in string]?: string }, 
+/**
+ * The world's labels of each table's columns, by table and column.
+ */
+column_labels: { [key in string]?: { [key in string]?: string } }, };

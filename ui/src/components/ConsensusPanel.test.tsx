@@ -29,9 +29,25 @@ describe("demonstration agreement", () => {
     );
     const row = (n: number, performer: string) =>
       ({ episode_id: String(n), performer, submitted_at: null }) as unknown as import("../bindings/QueueRow").QueueRow;
-    render(<ConsensusPanel view={{ task_title: "t", runs: [row(1, "Renee"), row(2, "Lee")], consensus: differing }} onClose={() => {}} />);
+    render(
+      <ConsensusPanel
+        view={{
+          task_title: "t",
+          runs: [row(1, "Renee"), row(2, "Lee")],
+          consensus: differing,
+          table_titles: { invoices: "Customer invoices" },
+          column_labels: { invoices: { refunded_cents: "Refunded so far" } },
+        }}
+        onClose={() => {}}
+      />,
+    );
     const fields = screen.getByTestId("consensus-fields");
     expect(fields.querySelectorAll("tr[data-agreed=false]").length).toBe(1);
+    // The world's words for tables and fields; a table or field it leaves unnamed, humanised.
+    expect(fields.textContent).toContain("Customer invoices INV-24073");
+    expect(fields.textContent).toContain("Refunded so far");
+    expect(fields.textContent).not.toContain("refunded_cents");
+    expect(fields.textContent).toContain("Tickets T-1042");
     expect(fields.textContent).toContain("7900");
     expect(screen.getByTestId("consensus-actions").textContent).toContain("Messages to the customer");
   });

@@ -1,5 +1,6 @@
 import type { Consensus } from "../bindings/Consensus";
 import type { ConsensusView } from "../bindings/ConsensusView";
+import { columnLabel, humanize } from "../lib/errors";
 import { argsSummary, cell, dateTime, plural } from "../lib/format";
 
 /** The one-sentence summary a reviewer reads before approving. */
@@ -56,9 +57,9 @@ export function ConsensusPanel({ view, onClose }: { view: ConsensusView; onClose
             {c.fields.map((f) => (
               <tr key={`${f.table}/${f.key}/${f.field}`} className={f.agreed ? undefined : "cs-differs"} data-agreed={f.agreed}>
                 <td>
-                  {f.table} {f.key}
+                  {view.table_titles[f.table] ?? humanize(f.table)} {f.key}
                 </td>
-                <td>{f.field === "(whole record)" ? "the record" : f.field}</td>
+                <td>{f.field === "(whole record)" ? "the record" : columnLabel(f.field, view.column_labels[f.table])}</td>
                 <td className="muted">{recordCell(f.before, f.field)}</td>
                 {f.values.map((v, i) => (
                   <td key={i}>{recordCell(v, f.field)}</td>

@@ -28,7 +28,7 @@ export function DiffTable({ diff }: { diff: TableDiff }) {
   ];
   return (
     <section className="diff-table">
-      <h4>{humanize(diff.table)}</h4>
+      <h4 data-table={diff.table}>{diff.label ?? humanize(diff.table)}</h4>
       {sections.map(([kind, label, records]) =>
         records.map((r) => (
           <div key={`${kind}-${r.key}`} className={`diff-record diff-${kind}`}>

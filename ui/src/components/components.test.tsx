@@ -213,6 +213,7 @@ describe("ReviewDialog", () => {
           tables: [
             {
               table: "invoices",
+              label: "Customer invoices",
               added: [],
               removed: [],
               changed: [
@@ -221,6 +222,7 @@ describe("ReviewDialog", () => {
             },
             {
               table: "refunds",
+              label: null,
               added: [{ key: "RF-25001", fields: [{ field: "amount_cents", label: null, before: null, after: 7900 }] }],
               removed: [],
               changed: [],
@@ -240,6 +242,8 @@ describe("ReviewDialog", () => {
       />,
     );
     const diff = screen.getByTestId("diff");
+    // Headings: the world's title of each table, else its name made readable.
+    expect([...diff.querySelectorAll("h4")].map((h) => h.textContent)).toEqual(["Customer invoices", "Refunds"]);
     expect(diff.textContent).toContain("INV-24073");
     // The world's label, and cents read as money whatever the label.
     expect(diff.textContent).toContain("Refunded so far0.00→79.00");

@@ -127,7 +127,7 @@ export function plainStepError(error: ObservationError): PlainError {
 /** `customer_id` → "Customer id". */
 /** A column's label: the world's plain words for it (`labels`, from its
  * column descriptions), else its name made readable. */
-export function columnLabel(name: string, labels?: Record<string, string> | null): string {
+export function columnLabel(name: string, labels?: Partial<Record<string, string>> | null): string {
   return labels?.[name] ?? humanize(name);
 }
 

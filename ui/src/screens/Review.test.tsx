@@ -137,6 +137,7 @@ function replay(partial: Partial<ReplayView> = {}): ReplayView {
     final_state: [
       {
         table: "invoices",
+        label: "Invoices",
         added: [],
         removed: [],
         changed: [{ key: "INV-24073", fields: [{ field: "refunded_cents", label: null, before: 0, after: 7900 }] }],
