@@ -15,8 +15,8 @@
 //!   blocks a writer;
 //! - under a steady stream of commits a passive checkpoint never catches
 //!   the log's end, so the log would only grow. Once it holds
-//!   [`Limits::restart_at`] pages and nearly all of them are copied back,
-//!   the committing thread runs a `RESTART` checkpoint, without waiting on
+//!   [`Limits::restart_at`] pages with fewer than a quarter of
+//!   [`Limits::passive_at`] left to copy back, the committing thread runs a `RESTART` checkpoint, without waiting on
 //!   anyone: it copies the few pages left, fsyncs the main file, and the
 //!   next commit writes the log from its start again, over the same file
 //!   blocks. One commit in about a thousand pays that one extra fsync, where
@@ -161,7 +161,7 @@ impl Checkpointer {
         }
         if log.pages >= limits.block_at {
             self.restart_waiting(conn);
-        } else if log.pages >= limits.restart_at && behind < limits.passive_at {
+        } else if log.pages >= limits.restart_at && behind < limits.passive_at / 4 {
             // The checkpointer has copied nearly all of it: restarting
             // copies the rest (little) and fsyncs the main file once.
             // Busy when the checkpointer is mid-way: the next commit
