@@ -1,6 +1,8 @@
 //! Group commit: steps appended concurrently (the agent server's many
 //! sessions over one store) share one transaction, so one fsync makes the
-//! whole batch durable instead of one fsync per step.
+//! whole batch durable instead of one fsync per step. Episode headers
+//! (a session starting) join the same batches, so starting an episode does
+//! not pay an fsync of its own either.
 //!
 //! An appender queues its step, then takes the store's connection. Whoever
 //! holds the connection while its own step is still queued leads: it takes
@@ -22,7 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rusqlite::{params, Connection};
 
-use super::StepRecord;
+use super::{EpisodeRecord, StepRecord};
 
 /// What became of one queued step: `Err` holds why it was not recorded.
 pub(super) type Outcome = Result<(), String>;
@@ -68,22 +70,40 @@ impl StepRow {
     }
 }
 
-/// Steps waiting for a leader to commit them, oldest first.
+/// One write waiting for a group commit.
+pub(super) enum Row {
+    /// A step and its episode's active time.
+    Step(StepRow),
+    /// A new episode's header.
+    Episode(Box<EpisodeRecord>),
+}
+
+impl Row {
+    /// What the row is, for errors.
+    fn what(&self) -> String {
+        match self {
+            Row::Step(s) => format!("step {} of episode {}", s.idx, s.episode_id),
+            Row::Episode(e) => format!("episode {}", e.id),
+        }
+    }
+}
+
+/// Rows waiting for a leader to commit them, oldest first.
 #[derive(Default)]
 pub(super) struct Queue {
-    pending: Mutex<Vec<(StepRow, Slot)>>,
+    pending: Mutex<Vec<(Row, Slot)>>,
 }
 
 impl Queue {
     /// Queues `row`; its outcome will be settled in the returned slot.
-    pub(super) fn push(&self, row: StepRow) -> Slot {
+    pub(super) fn push(&self, row: Row) -> Slot {
         let slot = Slot::default();
         self.lock().push((row, Arc::clone(&slot)));
         slot
     }
 
-    /// Takes every queued step.
-    fn drain(&self) -> Vec<(StepRow, Slot)> {
+    /// Takes every queued row.
+    fn drain(&self) -> Vec<(Row, Slot)> {
         std::mem::take(&mut *self.lock())
     }
 
@@ -93,32 +113,39 @@ impl Queue {
         self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(StepRow, Slot)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Row, Slot)>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// Called with the store's connection held, by the owner of `slot`: its
 /// outcome if a leader already settled it, else it leads, committing every
-/// queued step in one transaction.
-pub(super) fn settle(conn: &mut Connection, queue: &Queue, slot: &Slot) -> Outcome {
+/// queued row in one transaction, then runs `after_commit` (the
+/// checkpointer's look at the log) with the connection still held.
+pub(super) fn settle(
+    conn: &mut Connection,
+    queue: &Queue,
+    slot: &Slot,
+    after_commit: impl FnOnce(&Connection),
+) -> Outcome {
     if let Some(done) = slot.get() {
         return done.clone();
     }
     let batch = queue.drain();
     let outcomes = commit(conn, &batch);
     for ((_, s), outcome) in batch.iter().zip(outcomes) {
-        // Each slot is settled exactly once: its step was in one batch.
+        // Each slot is settled exactly once: its row was in one batch.
         let _ = s.set(outcome);
     }
+    after_commit(conn);
     slot.get().cloned().unwrap_or_else(|| {
         Err("the step was not in the batch its appender committed (a bug in the store)".into())
     })
 }
 
 /// Writes `batch` in one transaction and commits it: the outcome of each
-/// step, in order.
-fn commit(conn: &mut Connection, batch: &[(StepRow, Slot)]) -> Vec<Outcome> {
+/// row, in order.
+fn commit(conn: &mut Connection, batch: &[(Row, Slot)]) -> Vec<Outcome> {
     let n = batch.len();
     let written = (|| -> rusqlite::Result<Vec<Outcome>> {
         let tx = conn.transaction()?;
@@ -133,24 +160,25 @@ fn commit(conn: &mut Connection, batch: &[(StepRow, Slot)]) -> Vec<Outcome> {
         Ok(outcomes)
     })();
     written.unwrap_or_else(|e| {
-        let message = if n == 1 {
-            format!("the step could not be committed (SQLite says: {e}); it was not recorded")
-        } else {
-            format!("a batch of {n} steps from concurrent sessions could not be committed (SQLite says: {e}); none of them was recorded")
+        let message = match batch {
+            [(Row::Step(_), _)] => format!(
+                "the step could not be committed (SQLite says: {e}); it was not recorded"
+            ),
+            [(row, _)] => format!(
+                "{} could not be committed (SQLite says: {e}); it was not recorded",
+                row.what()
+            ),
+            _ if batch.iter().all(|(r, _)| matches!(r, Row::Step(_))) => format!("a batch of {n} steps from concurrent sessions could not be committed (SQLite says: {e}); none of them was recorded"),
+            _ => format!("a batch of {n} steps and new episodes from concurrent sessions could not be committed (SQLite says: {e}); none of them was recorded"),
         };
         vec![Err(message); n]
     })
 }
 
-/// Writes one step of a shared batch inside its own savepoint, so that its
+/// Writes one row of a shared batch inside its own savepoint, so that its
 /// failure undoes only its own rows.
-fn write_alone(conn: &Connection, row: &StepRow) -> Outcome {
-    let fail = |e: rusqlite::Error| {
-        format!(
-            "step {} of episode {} was not recorded: {e}",
-            row.idx, row.episode_id
-        )
-    };
+fn write_alone(conn: &Connection, row: &Row) -> Outcome {
+    let fail = |e: rusqlite::Error| format!("{} was not recorded: {e}", row.what());
     conn.prepare_cached("SAVEPOINT step")
         .and_then(|mut s| s.execute([]))
         .map_err(fail)?;
@@ -167,8 +195,15 @@ fn write_alone(conn: &Connection, row: &StepRow) -> Outcome {
     }
 }
 
+fn write(conn: &Connection, row: &Row) -> rusqlite::Result<()> {
+    match row {
+        Row::Step(s) => write_step(conn, s),
+        Row::Episode(e) => super::insert_episode(conn, e).map(drop),
+    }
+}
+
 /// The step's row and its episode's active time.
-fn write(conn: &Connection, s: &StepRow) -> rusqlite::Result<()> {
+fn write_step(conn: &Connection, s: &StepRow) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO steps (episode_id, idx, action, observation, is_error, terminated, truncated, wall_at, active_ms, rationale, flag, retracted, retracted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
@@ -301,6 +336,79 @@ mod tests {
                 "its active time too"
             );
         }
+    }
+
+    #[test]
+    fn starting_episodes_shares_the_commit_with_concurrent_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, ids) = episodes(dir.path(), 3);
+        let conn = store.lock();
+        let starts: Vec<_> = (0..3)
+            .map(|i| {
+                let store = Arc::clone(&store);
+                std::thread::spawn(move || {
+                    let actor = Actor::Agent {
+                        model: format!("late-{i}"),
+                    };
+                    let record = EpisodeRecord::begin("mini", "1", "h", "pay-back", 0, actor);
+                    store.insert_episode(&record).map(|()| record.id)
+                })
+            })
+            .collect();
+        let steps: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let (store, id) = (Arc::clone(&store), id.clone());
+                std::thread::spawn(move || store.append_step(&id, &step(0)))
+            })
+            .collect();
+        let started = Instant::now();
+        while store.steps.len() < 6 {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "not all queued"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let commits = count_commits(&conn);
+        drop(conn);
+        let started_ids: Vec<String> = starts
+            .into_iter()
+            .map(|t| t.join().expect("thread").expect("episode stored"))
+            .collect();
+        for t in steps {
+            t.join().expect("thread").expect("step recorded");
+        }
+        assert_eq!(
+            commits.load(Ordering::SeqCst),
+            1,
+            "three episode starts and three steps, one commit"
+        );
+        for id in &started_ids {
+            assert_eq!(store.episode(id).unwrap().id, *id);
+        }
+        for id in &ids {
+            assert_eq!(stored_idx(&store, id), [0]);
+        }
+    }
+
+    #[test]
+    fn an_episode_whose_header_fails_fails_alone_and_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, ids) = episodes(dir.path(), 1);
+        let existing = store.episode(&ids[0]).unwrap();
+        let err = store
+            .insert_episode(&existing)
+            .expect_err("an id already stored is refused")
+            .to_string();
+        assert!(
+            err.contains(&format!("episode {} could not be committed", ids[0]))
+                && err.contains("it was not recorded"),
+            "unclear error: {err}"
+        );
+        store
+            .append_step(&ids[0], &step(0))
+            .expect("the store works again");
     }
 
     #[test]

@@ -67,6 +67,12 @@ pub(super) fn read_write(path: &Path, durability: Durability) -> Result<Connecti
     conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
         .map_err(|e| e.to_string())?;
     migrate(&mut conn)?;
+    // Checkpoints run off the commit path (see the `checkpoint` module).
+    conn.execute_batch(&format!(
+        "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = {};",
+        super::checkpoint::LOG_SIZE_LIMIT
+    ))
+    .map_err(|e| e.to_string())?;
     if durability == Durability::Fast {
         conn.execute_batch("PRAGMA synchronous = NORMAL;")
             .map_err(|e| e.to_string())?;

@@ -6,6 +6,15 @@
 //! 1.6 GB at ×100 τ-retail. The base is never written, so one connection,
 //! behind a lock held only while a diff or a reset reads the rows an
 //! episode touched, serves every episode of the world.
+//!
+//! Each episode's live database is still a whole private copy of the seed,
+//! so one more session costs about the seeded database's size, which grows
+//! with the world. Sharing the seed's pages and copying only those an
+//! episode writes needs a copy-on-write layer under SQLite: a VFS over the
+//! shared image, or a private `mmap` of it handed to `sqlite3_deserialize`.
+//! Both are `unsafe` FFI, which the engine forbids (`unsafe_code =
+//! "forbid"`), and SQLite has no such layer built in (its `memdb` shares a
+//! database between connections only as one writable copy).
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 

@@ -295,89 +295,171 @@ fn convert_csv(field: &str, decl: &str) -> Result<SqlValue, &'static str> {
     }
 }
 
+/// Loads a JSON seed file record by record as it is parsed: a whole
+/// file's value tree takes several times the file's size (a big world's
+/// seed ran to gigabytes), one record's does not.
 fn load_json(text: &str, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_>) {
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            sink.problem(Some(e.line()), None, format!("invalid JSON: {e}"));
-            return;
-        }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut records = Records {
+        columns,
+        seed,
+        sink,
+        index: 0,
+        stopped: false,
     };
-    let records: Vec<(Option<String>, String, &Value)> = match &value {
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (None, format!("record {i}"), v))
-            .collect(),
-        Value::Object(map) => {
-            if seed.key_column.is_none() {
-                sink.problem(
-                    None,
-                    None,
-                    "the file is an object keyed by id; set `key_column` in its [[seed]] entry to name the column that receives the key".into(),
-                );
-                return;
-            }
-            map.iter()
-                .map(|(k, v)| (Some(k.clone()), format!("record {k:?}"), v))
-                .collect()
+    let parsed =
+        serde::Deserializer::deserialize_any(&mut de, &mut records).and_then(|()| de.end());
+    if let Err(e) = parsed {
+        if !records.stopped {
+            records
+                .sink
+                .problem(Some(e.line()), None, format!("invalid JSON: {e}"));
         }
-        _ => {
-            sink.problem(
+    }
+}
+
+/// Inserts each record of a seed file's top-level array or object as the
+/// parser reaches it.
+struct Records<'s, 'a> {
+    columns: &'s [Column],
+    seed: &'s SeedToml,
+    sink: &'s mut Sink<'a>,
+    /// Records seen so far (their position in an array).
+    index: usize,
+    /// The sink had enough problems: the rest is only skipped.
+    stopped: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Records<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of records or an object keyed by id")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while !self.stopped {
+            let Some(record) = seq.next_element::<Value>()? else {
+                return Ok(());
+            };
+            let label = format!("record {}", self.index);
+            self.index += 1;
+            self.stopped = !load_record(self, None, label, &record);
+        }
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        if self.seed.key_column.is_none() {
+            self.sink.problem(
                 None,
                 None,
-                "expected an array of records or an object keyed by id".into(),
+                "the file is an object keyed by id; set `key_column` in its [[seed]] entry to name the column that receives the key".into(),
             );
-            return;
+            self.stopped = true;
         }
+        while !self.stopped {
+            let Some((key, record)) = map.next_entry::<String, Value>()? else {
+                return Ok(());
+            };
+            let label = format!("record {key:?}");
+            self.stopped = !load_record(self, Some(key), label, &record);
+        }
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(())
+    }
+
+    // Anything else at the top level is not a seed file's shape.
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        self.not_records()
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        self.not_records()
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        self.not_records()
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        self.not_records()
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+        self.not_records()
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.not_records()
+    }
+}
+
+impl Records<'_, '_> {
+    fn not_records<E>(&mut self) -> Result<(), E> {
+        self.sink.problem(
+            None,
+            None,
+            "expected an array of records or an object keyed by id".into(),
+        );
+        self.stopped = true;
+        Ok(())
+    }
+}
+
+/// Inserts one record; false once the sink had enough problems.
+fn load_record(
+    records: &mut Records<'_, '_>,
+    key: Option<String>,
+    label: String,
+    record: &Value,
+) -> bool {
+    let Records {
+        columns,
+        seed,
+        sink,
+        ..
+    } = records;
+    let Some(fields) = record.as_object() else {
+        return sink.problem(None, Some(label), "expected a JSON object".into());
     };
-    for (key, label, record) in records {
-        let Some(fields) = record.as_object() else {
-            if !sink.problem(None, Some(label), "expected a JSON object".into()) {
-                return;
-            }
+    let mut names: Vec<&str> = Vec::new();
+    let mut values: Vec<SqlValue> = Vec::new();
+    if let (Some(col), Some(key)) = (&seed.key_column, key) {
+        names.push(col);
+        values.push(SqlValue::Text(key));
+    }
+    if let Some(col) = &seed.document_column {
+        names.push(col);
+        values.push(SqlValue::Text(record.to_string()));
+    }
+    let mut ok = true;
+    for (field, v) in fields {
+        if names.contains(&field.as_str()) {
             continue;
-        };
-        let mut names: Vec<&str> = Vec::new();
-        let mut values: Vec<SqlValue> = Vec::new();
-        if let (Some(col), Some(key)) = (&seed.key_column, &key) {
-            names.push(col);
-            values.push(SqlValue::Text(key.clone()));
         }
-        if let Some(col) = &seed.document_column {
-            names.push(col);
-            values.push(SqlValue::Text(record.to_string()));
-        }
-        let mut ok = true;
-        for (field, v) in fields {
-            if names.contains(&field.as_str()) {
-                continue;
+        match columns.iter().find(|c| &c.name == field) {
+            Some(c) => {
+                names.push(&c.name);
+                values.push(from_json(v));
             }
-            match columns.iter().find(|c| &c.name == field) {
-                Some(c) => {
-                    names.push(&c.name);
-                    values.push(from_json(v));
+            None if seed.document_column.is_some() => {}
+            None => {
+                ok = false;
+                if !sink.problem(
+                    None,
+                    Some(label.clone()),
+                    format!("field `{field}` is not a column of table `{}`", sink.table),
+                ) {
+                    return false;
                 }
-                None if seed.document_column.is_some() => {}
-                None => {
-                    ok = false;
-                    if !sink.problem(
-                        None,
-                        Some(label.clone()),
-                        format!("field `{field}` is not a column of table `{}`", sink.table),
-                    ) {
-                        return;
-                    }
-                }
-            }
-        }
-        if ok {
-            let origin = format!("{} {label}", sink.file);
-            if !sink.insert(&names, values, origin, None, Some(label)) {
-                return;
             }
         }
     }
+    if ok {
+        let origin = format!("{} {label}", sink.file);
+        return sink.insert(&names, values, origin, None, Some(label));
+    }
+    true
 }
 
 /// Reports foreign-key violations among the seeded rows, by origin.

@@ -231,6 +231,48 @@ fn seed_rows_must_fit_the_schema() {
     assert_problem(&problems(dir.path()), &["data/docs.json:1", "invalid JSON"]);
 }
 
+/// JSON seed files are read record by record as they are parsed; every
+/// shape problem is still reported where it is.
+#[test]
+fn json_seed_files_are_checked_record_by_record() {
+    let dir = copy_world(&mini_dir());
+    write(dir.path(), "data/docs.json", "42");
+    assert_problem(
+        &problems(dir.path()),
+        &[
+            "data/docs.json",
+            "expected an array of records or an object keyed by id",
+        ],
+    );
+
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        "data/docs.json",
+        "{\"d1\": {\"title\": \"x\"},\n \"d2\": \"not a record\"}",
+    );
+    assert_problem(
+        &problems(dir.path()),
+        &["data/docs.json", "record \"d2\"", "expected a JSON object"],
+    );
+
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        "data/docs.json",
+        "{\"d1\": {\"title\": \"x\"},\n \"d2\": {\"title\": \"y\"},\n \"d3\": }",
+    );
+    assert_problem(&problems(dir.path()), &["data/docs.json:3", "invalid JSON"]);
+
+    let dir = copy_world(&mini_dir());
+    write(
+        dir.path(),
+        "data/docs.json",
+        "{\"d1\": {\"title\": \"x\"}, \"d1\": {\"title\": \"y\"}}",
+    );
+    assert_problem(&problems(dir.path()), &["data/docs.json", "record \"d1\""]);
+}
+
 #[test]
 fn foreign_keys_in_seed_data_are_checked() {
     let dir = copy_world(&mini_dir());
