@@ -5,12 +5,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::numbers::normalize;
-use crate::episode::Episode;
+use rusqlite::Connection;
+
 use crate::error::Result;
+use crate::sql::values::{quote_ident, to_json};
 use crate::world::scope::{value_text, FieldPath, Scope};
 use crate::world::World;
 
@@ -31,7 +32,7 @@ pub struct ScopeIndex {
     /// Normalized sensitive value → (owner, field).
     sensitive: HashMap<String, Vec<(RecordKey, String)>>,
     /// Finds any sensitive value in normalized text.
-    finder: Option<Regex>,
+    finder: Finder,
 }
 
 type Cache = Mutex<HashMap<(std::path::PathBuf, String), Arc<ScopeIndex>>>;
@@ -48,8 +49,9 @@ impl ScopeIndex {
         if let Some(ix) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(Arc::clone(ix));
         }
-        let episode = Episode::new(Arc::clone(world))?;
-        let ix = Arc::new(Self::build(world, scope, &episode)?);
+        // The shared read-only seed connection: no copy of the world.
+        let base = world.base.get(&world.snapshot)?;
+        let ix = Arc::new(Self::build(world, scope, &crate::world::base::lock(&base))?);
         cache()
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -57,16 +59,16 @@ impl ScopeIndex {
         Ok(ix)
     }
 
-    fn build(world: &World, scope: &Scope, episode: &Episode) -> Result<ScopeIndex> {
+    fn build(world: &World, scope: &Scope, seed: &Connection) -> Result<ScopeIndex> {
         let mut ix = ScopeIndex {
             tables_of_key: HashMap::new(),
             keys: HashMap::new(),
             children: HashMap::new(),
             sensitive: HashMap::new(),
-            finder: None,
+            finder: Finder::default(),
         };
         for table in scope.tables() {
-            for (key, _) in rows(world, episode, table, None)? {
+            for (key, _) in rows(world, seed, table, None)? {
                 ix.tables_of_key
                     .entry(key.clone())
                     .or_default()
@@ -74,9 +76,12 @@ impl ScopeIndex {
                 ix.keys.entry(table.to_string()).or_default().push(key);
             }
         }
+        // Each (table, column) is read and its JSON parsed once, however
+        // many fields of it the scope names.
+        let mut columns = Columns::default();
         for r in &scope.reach {
-            for (key, col) in rows(world, episode, &r.table, Some(&r.via))? {
-                for parent in r.via.values(&col).iter().filter_map(value_text) {
+            for (key, doc) in columns.get(world, seed, &r.via)? {
+                for parent in r.via.values_in(doc).into_iter().filter_map(value_text) {
                     ix.children
                         .entry((r.from.clone(), parent))
                         .or_default()
@@ -85,8 +90,8 @@ impl ScopeIndex {
             }
         }
         for f in &scope.sensitive {
-            for (key, col) in rows(world, episode, &f.table, Some(f))? {
-                for v in f.values(&col).iter().filter_map(value_text) {
+            for (key, doc) in columns.get(world, seed, f)? {
+                for v in f.values_in(doc).into_iter().filter_map(value_text) {
                     let v = normalize(&v);
                     if v.chars().count() >= MIN_SENSITIVE_CHARS {
                         ix.sensitive
@@ -97,15 +102,7 @@ impl ScopeIndex {
                 }
             }
         }
-        let mut values: Vec<&String> = ix.sensitive.keys().collect();
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        if !values.is_empty() {
-            let alternation: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
-            ix.finder = regex::RegexBuilder::new(&alternation.join("|"))
-                .size_limit(64 << 20)
-                .build()
-                .ok();
-        }
+        ix.finder = Finder::new(ix.sensitive.keys());
         Ok(ix)
     }
 
@@ -156,15 +153,12 @@ impl ScopeIndex {
         &'a self,
         normalized: &'a str,
     ) -> Vec<(&'a str, &'a [(RecordKey, String)])> {
-        let Some(re) = &self.finder else {
-            return Vec::new();
-        };
-        re.find_iter(normalized)
-            .filter(|m| boundary(normalized, m.start(), m.end()))
-            .filter_map(|m| {
-                self.sensitive
-                    .get(m.as_str())
-                    .map(|o| (m.as_str(), o.as_slice()))
+        self.finder
+            .find_iter(normalized)
+            .filter(|&(start, end)| boundary(normalized, start, end))
+            .filter_map(|(start, end)| {
+                let m = &normalized[start..end];
+                self.sensitive.get(m).map(|o| (m, o.as_slice()))
             })
             .collect()
     }
@@ -194,27 +188,156 @@ fn boundary(text: &str, start: usize, end: usize) -> bool {
     !(starts_inside || ends_inside)
 }
 
+/// Finds the sensitive values in a text as one alternation of them all,
+/// longest first, would (leftmost match, then the longest value starting
+/// there; matches do not overlap), by hash look-ups of the text's pieces of
+/// each length a value has, instead of compiling that alternation: on
+/// τ-airline's thousands of values, compiling it was a fifth of a whole
+/// `score` run, and a large world's alternation outgrew the regex size
+/// limit, which left disclosure checks finding nothing at all.
+#[derive(Default)]
+struct Finder {
+    values: HashSet<String>,
+    /// The byte lengths values have, longest first.
+    lengths: Vec<usize>,
+}
+
+impl Finder {
+    fn new<'a>(values: impl Iterator<Item = &'a String>) -> Finder {
+        let values: HashSet<String> = values.cloned().collect();
+        let mut lengths: Vec<usize> = values.iter().map(String::len).collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        lengths.dedup();
+        Finder { values, lengths }
+    }
+
+    /// Byte ranges of the matches in `text`, left to right.
+    fn find_iter<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            while at < text.len() {
+                let start = at;
+                let found = self.lengths.iter().find_map(|&n| {
+                    let end = start + n;
+                    (end <= text.len()
+                        && text.is_char_boundary(end)
+                        && self.values.contains(&text[start..end]))
+                    .then_some(end)
+                });
+                if let Some(end) = found {
+                    at = end;
+                    return Some((start, end));
+                }
+                at += text[start..].chars().next().map_or(1, char::len_utf8);
+            }
+            None
+        })
+    }
+}
+
+/// Each column a scope field reads, per table: its rows' keys with the
+/// column's value, JSON text parsed when a path goes inside it.
+#[derive(Default)]
+struct Columns(HashMap<(String, String, bool), Vec<(String, Value)>>);
+
+impl Columns {
+    fn get(
+        &mut self,
+        world: &World,
+        seed: &Connection,
+        field: &FieldPath,
+    ) -> Result<&[(String, Value)]> {
+        let inside = !field.path.is_empty();
+        let id = (field.table.clone(), field.column.clone(), inside);
+        if !self.0.contains_key(&id) {
+            let mut read = rows(world, seed, &field.table, Some(field))?;
+            for (_, v) in &mut read {
+                *v = match std::mem::take(v) {
+                    // As `FieldPath::values` reads a column: JSON text is
+                    // parsed when the path goes inside it; text that is not
+                    // JSON holds nothing there.
+                    Value::String(s) if inside => serde_json::from_str(&s).unwrap_or(Value::Null),
+                    other => other,
+                };
+            }
+            self.0.insert(id.clone(), read);
+        }
+        Ok(self.0.get(&id).map_or(&[], Vec::as_slice))
+    }
+}
+
 /// Every record of `table`: its key and the value of `field`'s column.
 fn rows(
     world: &World,
-    episode: &Episode,
+    seed: &Connection,
     table: &str,
     field: Option<&FieldPath>,
 ) -> Result<Vec<(String, Value)>> {
     let Some(key) = world.table(table).and_then(|t| t.key_column.clone()) else {
         return Ok(Vec::new());
     };
-    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-    let col = field.map_or_else(|| "NULL".to_string(), |f| q(&f.column));
-    let rows = episode.query(
-        &format!("SELECT {} AS k, {col} AS v FROM {}", q(&key), q(table)),
-        &Map::new(),
-    )?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|mut r| {
-            let k = r.get("k").and_then(value_text)?;
-            Some((k, r.remove("v").unwrap_or(Value::Null)))
-        })
-        .collect())
+    let col = field.map_or_else(|| "NULL".to_string(), |f| quote_ident(&f.column));
+    let sql = format!(
+        "SELECT {} AS k, {col} AS v FROM {}",
+        quote_ident(&key),
+        quote_ident(table)
+    );
+    let mut stmt = seed.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        if let Some(k) = value_text(&to_json(row.get_ref(0)?)) {
+            out.push((k, to_json(row.get_ref(1)?)));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the finder replaced: one regex alternation, longest first.
+    fn by_regex(values: &[&str], text: &str) -> Vec<(usize, usize)> {
+        let mut sorted: Vec<&str> = values.to_vec();
+        sorted.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        let alternation: Vec<String> = sorted.iter().map(|v| regex::escape(v)).collect();
+        let re = regex::Regex::new(&alternation.join("|")).expect("regex");
+        re.find_iter(text).map(|m| (m.start(), m.end())).collect()
+    }
+
+    #[test]
+    fn the_finder_matches_as_the_longest_first_alternation_did() {
+        let values = [
+            "123456",
+            "1234567",
+            "3456789",
+            "ada@example.com",
+            "da@example.com",
+            "straße 12",
+            "überweg 4",
+            "main st 1",
+        ];
+        let owned: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        let finder = Finder::new(owned.iter());
+        for text in [
+            "",
+            "no values here",
+            "1234567 and 123456 and 123456789",
+            "write to ada@example.com or da@example.com",
+            "xada@example.comx",
+            "die straße 12 und das überweg 4",
+            "ü123456ü straße 123",
+            "12345678901234567",
+            "main st 1main st 1",
+        ] {
+            let found: Vec<(usize, usize)> = finder.find_iter(text).collect();
+            assert_eq!(found, by_regex(&values, text), "in {text:?}");
+        }
+        assert_eq!(
+            finder.find_iter("call 1234567 now").collect::<Vec<_>>(),
+            vec![(5, 12)]
+        );
+        assert_eq!(Finder::default().find_iter("123456").count(), 0);
+    }
 }

@@ -89,23 +89,30 @@ impl FieldPath {
             },
             other => other.clone(),
         };
+        self.values_in(&doc).into_iter().cloned().collect()
+    }
+
+    /// The values this field's path reaches inside `doc`, the column's
+    /// value already parsed (borrowed: a caller reading several fields of
+    /// one document parses it once and copies nothing).
+    pub fn values_in<'a>(&self, doc: &'a Value) -> Vec<&'a Value> {
         let mut current = vec![doc];
         for seg in &self.path {
             current = current
                 .into_iter()
                 .flat_map(|v| match (seg.as_str(), v) {
-                    ("*", Value::Object(m)) => m.into_iter().map(|(_, v)| v).collect(),
-                    ("*", Value::Array(a)) => a,
-                    (k, Value::Object(mut m)) => m.remove(k).into_iter().collect(),
+                    ("*", Value::Object(m)) => m.values().collect(),
+                    ("*", Value::Array(a)) => a.iter().collect(),
+                    (k, Value::Object(m)) => m.get(k).into_iter().collect(),
                     (k, Value::Array(a)) => k
                         .parse::<usize>()
                         .ok()
-                        .and_then(|i| a.into_iter().nth(i))
+                        .and_then(|i| a.get(i))
                         .into_iter()
                         .collect(),
                     _ => Vec::new(),
                 })
-                .collect();
+                .collect::<Vec<&Value>>();
         }
         current.into_iter().filter(|v| !v.is_null()).collect()
     }
