@@ -181,26 +181,48 @@ pub(crate) async fn changes(
     caller: &Person,
     after: ChangeCursor,
 ) -> Result<RunChanges, ApiError> {
+    // `g`: the feed's table, here the episodes themselves.
+    let (rows, next, more) = visible_feed(
+        db,
+        caller,
+        "episodes",
+        "SELECT g.id, g.change_seq FROM episodes g JOIN episodes e ON e.id = g.id",
+        PULLABLE,
+        after,
+    )
+    .await?;
+    Ok(RunChanges {
+        runs: rows.iter().map(|r| r.get("id")).collect(),
+        next,
+        more,
+    })
+}
+
+/// A page of `table`'s feed after `after`: the rows of `select` (joined
+/// to their episode as `e`) on episodes `caller` sees, narrowed by
+/// `extra` (`AND ...`), where the next page starts, and whether more wait.
+async fn visible_feed(
+    db: &mut Client,
+    caller: &Person,
+    table: &'static str,
+    select: &str,
+    extra: &str,
+    after: ChangeCursor,
+) -> Result<(Vec<Row>, ChangeCursor, bool), ApiError> {
     let read = crate::changes::begin(db).await?;
     let (clauses, args) = conditions(caller, &Query::default());
-    let clauses = format!("{clauses}{PULLABLE}");
-    // `g`: the feed's table, here the episodes themselves.
     let page = read
         .page(
-            "episodes",
-            "SELECT g.id, g.change_seq FROM episodes g JOIN episodes e ON e.id = g.id",
-            &clauses,
+            table,
+            select,
+            &format!("{clauses}{extra}"),
             args,
             after,
             CHANGES_PAGE,
         )
         .await?;
     let (next, more) = crate::changes::next(after, &[&page]);
-    Ok(RunChanges {
-        runs: page.rows.iter().map(|r| r.get("id")).collect(),
-        next,
-        more,
-    })
+    Ok((page.rows, next, more))
 }
 
 /// Whole episodes (steps, expert profile, reviews), oldest first: what an
@@ -343,21 +365,17 @@ pub(crate) async fn review_changes(
     caller: &Person,
     after: ChangeCursor,
 ) -> Result<ReviewChanges, ApiError> {
-    let read = crate::changes::begin(db).await?;
-    let (clauses, args) = conditions(caller, &Query::default());
-    let page = read
-        .page(
-            "reviews",
-            "SELECT g.* FROM reviews g JOIN episodes e ON e.id = g.episode_id",
-            &clauses,
-            args,
-            after,
-            CHANGES_PAGE,
-        )
-        .await?;
-    let (next, more) = crate::changes::next(after, &[&page]);
+    let (rows, next, more) = visible_feed(
+        db,
+        caller,
+        "reviews",
+        "SELECT g.* FROM reviews g JOIN episodes e ON e.id = g.episode_id",
+        "",
+        after,
+    )
+    .await?;
     Ok(ReviewChanges {
-        reviews: page.rows.iter().map(review).collect(),
+        reviews: rows.iter().map(review).collect(),
         next,
         more,
     })

@@ -27,15 +27,38 @@ fn cursor_of(
     serde_json::from_str(&text).expect("a cursor")
 }
 
-#[test]
-fn a_sync_reads_only_the_runs_changed_since_the_last_and_none_is_passed_over_by_a_late_commit() {
-    let Some(server) = server_url() else { return };
-    let db = fresh_database(&server);
+/// A connection to `db` inside a transaction that ran `sql` and stays
+/// open (commit it with `COMMIT`): a writer that commits late.
+fn held_open(rt: &tokio::runtime::Runtime, db: &str, sql: &str) -> tokio_postgres::Client {
+    rt.block_on(async {
+        let (c, conn) = tokio_postgres::connect(db, tokio_postgres::NoTls)
+            .await
+            .expect("a connection");
+        tokio::spawn(conn);
+        c.batch_execute(&format!("BEGIN; {sql}"))
+            .await
+            .expect("written, not committed");
+        c
+    })
+}
+
+/// A fresh hub holding the mini world, and an expert Ada on it: the
+/// database's URL, the hub, and Ada's token. `None`: no test server.
+fn hub_with_ada() -> Option<(String, InProcessHub, String)> {
+    let db = fresh_database(&server_url()?);
     let hub = hub_in_process(&db, understudy_hub::DEFAULT_MAX_BODY_BYTES);
     client(&hub.url, &person(&db, "admin", Role::Admin))
         .add_world(&mini_dir())
         .expect("the world");
     let ada_token = person(&db, "ada", Role::Expert);
+    Some((db, hub, ada_token))
+}
+
+#[test]
+fn a_sync_reads_only_the_runs_changed_since_the_last_and_none_is_passed_over_by_a_late_commit() {
+    let Some((db, hub, ada_token)) = hub_with_ada() else {
+        return;
+    };
     let (_ada_dir, ada_store) = local_store();
     // Four runs: the first and third finished, the others open.
     let ids = record(&ada_store, "x-ada", 4);
@@ -70,18 +93,11 @@ fn a_sync_reads_only_the_runs_changed_since_the_last_and_none_is_passed_over_by_
     // run Y's submission commits and Gus syncs; X's commits after.
     let (x, y) = (&ids[1], &ids[3]);
     let rt = runtime();
-    let slow = rt.block_on(async {
-        let (c, conn) = tokio_postgres::connect(&db, tokio_postgres::NoTls)
-            .await
-            .expect("a connection");
-        tokio::spawn(conn);
-        c.batch_execute(&format!(
-            "BEGIN; UPDATE episodes SET status = 'submitted' WHERE id = '{x}'"
-        ))
-        .await
-        .expect("X submitted, not committed");
-        c
-    });
+    let slow = held_open(
+        &rt,
+        &db,
+        &format!("UPDATE episodes SET status = 'submitted' WHERE id = '{x}'"),
+    );
     assert_eq!(
         count(&db, &format!("WITH u AS (UPDATE episodes SET status = 'submitted' WHERE id = '{y}' RETURNING 1) SELECT count(*) FROM u")),
         1
@@ -126,13 +142,9 @@ fn a_sync_reads_only_the_runs_changed_since_the_last_and_none_is_passed_over_by_
 
 #[test]
 fn a_decision_whose_transaction_commits_late_still_reaches_the_experts_app() {
-    let Some(server) = server_url() else { return };
-    let db = fresh_database(&server);
-    let hub = hub_in_process(&db, understudy_hub::DEFAULT_MAX_BODY_BYTES);
-    client(&hub.url, &person(&db, "admin", Role::Admin))
-        .add_world(&mini_dir())
-        .expect("the world");
-    let ada_token = person(&db, "ada", Role::Expert);
+    let Some((db, hub, ada_token)) = hub_with_ada() else {
+        return;
+    };
     let (ada_dir, ada_store) = local_store();
     let ada = Outbox::open(ada_dir.path()).expect("settings");
     ada.sign_in_with_token(&hub.url, &ada_token).expect("in");
@@ -146,18 +158,11 @@ fn a_decision_whose_transaction_commits_late_still_reaches_the_experts_app() {
     // transaction that stays open while Y's approval commits and Ada
     // syncs; X's commits after. Read by row id, X would be passed over.
     let rt = runtime();
-    let slow = rt.block_on(async {
-        let (c, conn) = tokio_postgres::connect(&db, tokio_postgres::NoTls)
-            .await
-            .expect("a connection");
-        tokio::spawn(conn);
-        c.batch_execute(&format!(
-            "BEGIN; INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES ('{x}', 'Rita', 'approve', 'Late.', '2026-12-02T00:00:00Z'); UPDATE episodes SET status = 'approved' WHERE id = '{x}'"
-        ))
-        .await
-        .expect("X approved, not committed");
-        c
-    });
+    let slow = held_open(
+        &rt,
+        &db,
+        &format!("INSERT INTO reviews (episode_id, reviewer, decision, comment, at) VALUES ('{x}', 'Rita', 'approve', 'Late.', '2026-12-02T00:00:00Z'); UPDATE episodes SET status = 'approved' WHERE id = '{x}'"),
+    );
     rita.review(y, Decision::Approve, "Clean.")
         .expect("Y approved");
     assert_eq!(ada.sync(&ada_store).expect("a sync").last_error, None);

@@ -79,9 +79,36 @@ fn connections_over_the_cap_are_answered_busy_until_one_closes() {
         (status, resp.text().expect("a body"))
     };
     assert_eq!(health().0, 200);
-    let held: Vec<TcpStream> = (0..2)
-        .map(|_| TcpStream::connect(addr_of(&hub.url)).expect("a connection"))
-        .collect();
+    // The probe's own connection may still hold its place for a moment
+    // after it closed, and a connection over the cap is answered `busy`
+    // at once and closed: connect again until two connections are held
+    // (nothing comes back on them).
+    let mut held: Vec<TcpStream> = Vec::new();
+    let started = Instant::now();
+    while held.len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the hub kept refusing a second held connection"
+        );
+        let stream = TcpStream::connect(addr_of(&hub.url)).expect("a connection");
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .expect("a read timeout");
+        let mut first = [0u8; 1];
+        match stream.peek(&mut first) {
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                stream.set_read_timeout(None).expect("no read timeout");
+                held.push(stream);
+            }
+            Err(e) => panic!("reading a held connection: {e}"),
+        }
+    }
     // The two held connections count once the hub has accepted them; on a
     // loaded machine that can take longer than any fixed pause, so ask
     // until the cap answers (within 10 s).
