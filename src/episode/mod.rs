@@ -1,8 +1,9 @@
 //! Episodes: one run of one task in a world, Gymnasium-style.
 //!
-//! An [`Episode`] owns an in-memory SQLite database. `reset` copies the
-//! world's seeded snapshot into it (a memory copy, no re-seeding), and `step`
-//! applies one action. Everything a step can observe is a function of the
+//! An [`Episode`] owns an in-memory SQLite database over the world's seed
+//! image: it reads the seed's pages from the one shared image and keeps only
+//! the pages it writes (copy-on-write, `understudy-cowvfs`). `reset` drops
+//! those pages (no re-seeding, no copy), and `step` applies one action. Everything a step can observe is a function of the
 //! world, the task, the seed and the actions so far: the clock and ids are
 //! simulated, and SQLite's time and random functions are replaced.
 
@@ -18,7 +19,7 @@ mod view_call;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, MAIN_DB};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -91,6 +92,9 @@ pub struct Episode {
     world: Arc<World>,
     /// Always `Some` except while lent to a script for one call.
     conn: Option<Connection>,
+    /// The pages this episode wrote over the world's shared seed image;
+    /// reset drops them.
+    overlay: understudy_cowvfs::Overlay,
     /// The seeded database, read-only, to diff against and restore from;
     /// one per world, shared by its episodes.
     base: Arc<Mutex<Connection>>,
@@ -123,11 +127,7 @@ impl Episode {
             0,
             world.meta.ids.clone(),
         )));
-        let mut conn = crate::world::open_connection(&state)?;
-        // Deserializing is safe only here, before any statement has built an
-        // eponymous virtual table (`json_each`) on this connection: see
-        // `restore::copy_base`.
-        conn.deserialize_read_exact(MAIN_DB, &world.snapshot[..], world.snapshot.len(), false)?;
+        let (conn, overlay) = crate::world::open_episode_connection(&state, &world.snapshot)?;
         let sandbox = Sandbox::install(&conn)?;
         // rusqlite keeps 16 statements by default; one episode of a world
         // with a few tools and views uses more, and an LRU that small
@@ -145,6 +145,7 @@ impl Episode {
         Ok(Episode {
             world,
             conn: Some(conn),
+            overlay,
             base,
             sandbox,
             state,

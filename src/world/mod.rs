@@ -25,7 +25,7 @@ pub(crate) use crate::diagnostics::{Diagnostic, Diagnostics};
 pub(crate) use crate::sql::sql_message;
 pub use image::default_cache_dir;
 pub(crate) use load::describe_schema_error;
-pub(crate) use load::open_world_connection as open_connection;
+pub(crate) use load::open_episode_connection;
 pub(crate) use manifest::ResultShape;
 pub use manifest::ToolKind;
 pub use task::{Answer, SolutionStep, Task, TaskRecord};
@@ -62,9 +62,7 @@ pub struct World {
     /// image tests check).
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) image_source: image::ImageSource,
-    /// How `reset` can undo an episode's changes row by row.
-    pub(crate) restore: RestorePlan,
-    /// The read-only seed every episode diffs against and restores from.
+    /// The read-only seed every episode diffs against (see `base`).
     pub(crate) base: base::SharedBase,
     pub(crate) scripts: rhai::Engine,
     pub(crate) templates: minijinja::Environment<'static>,
@@ -202,22 +200,6 @@ impl Audience {
             _ => None,
         }
     }
-}
-
-/// Reverting only the rows an episode touched keeps every prepared
-/// statement valid, which makes reset cost proportional to the episode's
-/// changes instead of the world's size. It is only safe when no trigger or
-/// foreign-key action can fire while rows are put back; otherwise reset
-/// copies the whole snapshot.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct RestorePlan {
-    pub fast: bool,
-    /// Tables, parents before children (by foreign keys).
-    pub order: Vec<String>,
-    /// Each table's columns, in order.
-    pub columns: std::collections::HashMap<String, Vec<String>>,
-    /// AUTOINCREMENT bookkeeping exists and must be copied back too.
-    pub has_sequence: bool,
 }
 
 /// How a table's rows appear in the state diff.

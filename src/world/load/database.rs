@@ -21,11 +21,27 @@ pub(crate) fn open_world_connection(
     Ok(conn)
 }
 
+/// An episode's connection: its main database reads the world's seed
+/// `image` through the copy-on-write VFS (`understudy-cowvfs`), so it holds
+/// only the pages the episode writes, and the handle that drops them at
+/// reset. The world's built-ins are installed as on every world connection.
+pub(crate) fn open_episode_connection(
+    state: &functions::SharedState,
+    image: &std::sync::Arc<[u8]>,
+) -> rusqlite::Result<(Connection, understudy_cowvfs::Overlay)> {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let (conn, overlay) = understudy_cowvfs::open(std::sync::Arc::clone(image), flags)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+    functions::register(&conn, state)?;
+    Ok((conn, overlay))
+}
+
 /// Starts the world database from a compiled image instead of the schema
 /// and seed files; whether it took (if not, the caller seeds as usual).
 ///
 /// This must run before any statement on the connection has built an
-/// eponymous virtual table (see `episode::restore::copy_base`), which
+/// eponymous virtual table (`json_each`: `sqlite3_deserialize` frees the
+/// schema those keep pointing at, and the next use reads freed memory), which
 /// holds: only `PRAGMA foreign_keys` has run on it.
 pub(super) fn use_image(cx: &mut LoadContext<'_>, image: &[u8]) -> bool {
     cx.conn

@@ -33,7 +33,7 @@ use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
 use context::LoadContext;
 
-pub(crate) use database::open_world_connection;
+pub(crate) use database::open_episode_connection;
 pub(crate) use tools::describe_schema_error;
 
 /// Loads the world in `root`, reusing its seeded database from memory or
@@ -135,7 +135,6 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
             (snapshot, ImageSource::Seeded)
         }
     };
-    let restore = tables::restore_plan(&conn, &tables);
     let content_hash = hashed.content_hash(root)?;
     Ok(World {
         root: root.to_path_buf(),
@@ -149,7 +148,6 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
         content_hash,
         snapshot,
         image_source,
-        restore,
         base: Default::default(),
         scripts,
         templates,

@@ -1,14 +1,12 @@
 //! The world's tables as the engine sees them: how rows are keyed in the
-//! state diff, and how reset can put them back.
+//! state diff.
 
-use std::collections::HashMap;
 
-use rusqlite::Connection;
 
 use super::context::LoadContext;
 use crate::diagnostics::line_of;
 use crate::world::manifest::WorldToml;
-use crate::world::{seed, RestorePlan, TableInfo};
+use crate::world::{seed, TableInfo};
 
 /// Every table of the schema, with its key and document column; tables the
 /// manifest configures must exist and be trackable.
@@ -77,67 +75,4 @@ pub(super) fn table_infos(cx: &mut LoadContext<'_>, m: &WorldToml, text: &str) -
         });
     }
     out
-}
-
-/// Decides whether row-by-row reset is safe, and in which table order.
-pub(super) fn restore_plan(conn: &Connection, tables: &[TableInfo]) -> RestorePlan {
-    let mut plan = RestorePlan::default();
-    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap_or(1) };
-    let triggers = count("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'");
-    plan.has_sequence =
-        count("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'") > 0;
-    let mut parents: HashMap<String, Vec<String>> = HashMap::new();
-    let mut actions = false;
-    for t in tables {
-        let cols = seed::table_columns(conn, &t.name).unwrap_or_default();
-        plan.columns
-            .insert(t.name.clone(), cols.into_iter().map(|c| c.name).collect());
-        let fks: Vec<(String, String, String)> = conn
-            .prepare("SELECT \"table\", on_update, on_delete FROM pragma_foreign_key_list(?1)")
-            .and_then(|mut s| {
-                s.query_map([&t.name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (parent, on_update, on_delete) in fks {
-            let passive = |a: &str| a == "NO ACTION" || a == "RESTRICT";
-            if !passive(&on_update) || !passive(&on_delete) || parent == t.name {
-                actions = true;
-            }
-            parents.entry(t.name.clone()).or_default().push(parent);
-        }
-    }
-    // Topological order, parents first; a cycle disables the fast path.
-    let mut order: Vec<String> = Vec::new();
-    let mut cyclic = false;
-    fn visit(
-        t: &str,
-        parents: &HashMap<String, Vec<String>>,
-        state: &mut HashMap<String, u8>,
-        order: &mut Vec<String>,
-        cyclic: &mut bool,
-    ) {
-        match state.get(t) {
-            Some(2) => return,
-            Some(1) => {
-                *cyclic = true;
-                return;
-            }
-            _ => {}
-        }
-        state.insert(t.to_string(), 1);
-        for p in parents.get(t).into_iter().flatten() {
-            visit(p, parents, state, order, cyclic);
-        }
-        state.insert(t.to_string(), 2);
-        order.push(t.to_string());
-    }
-    let mut state = HashMap::new();
-    for t in tables {
-        visit(&t.name, &parents, &mut state, &mut order, &mut cyclic);
-    }
-    order.retain(|t| tables.iter().any(|x| &x.name == t));
-    plan.order = order;
-    plan.fast = triggers == 0 && !actions && !cyclic;
-    plan
 }
