@@ -578,7 +578,11 @@ unsafe extern "C" fn x_device_characteristics(_file: *mut ffi::sqlite3_file) -> 
         | ffi::SQLITE_IOCAP_SEQUENTIAL
 }
 
-unsafe extern "C" fn x_delete(_vfs: *mut ffi::sqlite3_vfs, _name: *const c_char, _sync: c_int) -> c_int {
+unsafe extern "C" fn x_delete(
+    _vfs: *mut ffi::sqlite3_vfs,
+    _name: *const c_char,
+    _sync: c_int,
+) -> c_int {
     // Only private files are ever deleted, and they go at close.
     ffi::SQLITE_OK
 }
@@ -655,7 +659,11 @@ unsafe extern "C" fn x_dl_sym(
 
 unsafe extern "C" fn x_dl_close(_vfs: *mut ffi::sqlite3_vfs, _handle: *mut c_void) {}
 
-unsafe extern "C" fn x_randomness(_vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mut c_char) -> c_int {
+unsafe extern "C" fn x_randomness(
+    _vfs: *mut ffi::sqlite3_vfs,
+    n: c_int,
+    out: *mut c_char,
+) -> c_int {
     let p = parent();
     // SAFETY: the default VFS lives for the process; its method gets its
     // own object, as SQLite would call it.
@@ -699,7 +707,11 @@ unsafe extern "C" fn x_current_time_int64(
     }
 }
 
-unsafe extern "C" fn x_get_last_error(_vfs: *mut ffi::sqlite3_vfs, _n: c_int, _out: *mut c_char) -> c_int {
+unsafe extern "C" fn x_get_last_error(
+    _vfs: *mut ffi::sqlite3_vfs,
+    _n: c_int,
+    _out: *mut c_char,
+) -> c_int {
     0
 }
 

@@ -14,8 +14,11 @@ fn image(rows: i64) -> Arc<[u8]> {
     )
     .expect("schema");
     for i in 0..rows {
-        conn.execute("INSERT INTO t (id, v) VALUES (?1, ?2)", (i, format!("row {i}")))
-            .expect("row");
+        conn.execute(
+            "INSERT INTO t (id, v) VALUES (?1, ?2)",
+            (i, format!("row {i}")),
+        )
+        .expect("row");
     }
     Arc::from(&*conn.serialize(MAIN_DB).expect("serialize"))
 }
@@ -34,7 +37,8 @@ fn two_connections_over_one_image_see_only_their_own_writes() {
     let img = image(2000);
     let (a, oa) = open(Arc::clone(&img), flags()).expect("a");
     let (b, ob) = open(Arc::clone(&img), flags()).expect("b");
-    a.execute("DELETE FROM t WHERE id < 1000", []).expect("delete");
+    a.execute("DELETE FROM t WHERE id < 1000", [])
+        .expect("delete");
     b.execute("UPDATE t SET v = 'changed' WHERE id = 5", [])
         .expect("update");
     assert_eq!(count(&a), 1000);
@@ -44,7 +48,10 @@ fn two_connections_over_one_image_see_only_their_own_writes() {
         .expect("row");
     assert_eq!(v, "row 1500");
     assert!(oa.private_bytes() > 0);
-    assert!(ob.private_bytes() < img.len(), "b copied only what it wrote");
+    assert!(
+        ob.private_bytes() < img.len(),
+        "b copied only what it wrote"
+    );
 }
 
 #[test]
@@ -78,7 +85,11 @@ fn a_reset_is_refused_while_a_transaction_is_open() {
     conn.execute_batch("BEGIN; DELETE FROM t;").expect("begin");
     assert_eq!(overlay.reset(), Err(ResetError::Locked));
     conn.execute_batch("ROLLBACK").expect("rollback");
-    assert_eq!(count(&conn), 10, "the rollback worked from the memory journal");
+    assert_eq!(
+        count(&conn),
+        10,
+        "the rollback worked from the memory journal"
+    );
     overlay.reset().expect("free again");
 }
 
@@ -93,8 +104,10 @@ fn savepoints_roll_back() {
 #[test]
 fn an_empty_image_is_a_new_database() {
     let (conn, _overlay) = open(Arc::from(&[][..]), flags()).expect("open");
-    conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES ('a');")
-        .expect("create");
+    conn.execute_batch(
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES ('a');",
+    )
+    .expect("create");
     assert_eq!(count(&conn), 1);
 }
 
@@ -115,7 +128,11 @@ fn big_sorts_spill_to_private_temporary_files() {
     conn.execute_batch("PRAGMA cache_size = 10; CREATE TEMP TABLE big AS SELECT * FROM t;")
         .expect("temp");
     let n: i64 = conn
-        .query_row("SELECT count(*) FROM (SELECT v FROM big ORDER BY v DESC)", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM (SELECT v FROM big ORDER BY v DESC)",
+            [],
+            |r| r.get(0),
+        )
         .expect("sort");
     assert_eq!(n, 3000);
 }

@@ -29,7 +29,8 @@ pub(crate) fn open_episode_connection(
     state: &functions::SharedState,
     image: &std::sync::Arc<[u8]>,
 ) -> rusqlite::Result<(Connection, understudy_cowvfs::Overlay)> {
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let (conn, overlay) = understudy_cowvfs::open(std::sync::Arc::clone(image), flags)?;
     conn.execute_batch("PRAGMA foreign_keys = ON;")?;
     functions::register(&conn, state)?;

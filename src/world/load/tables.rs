@@ -1,8 +1,6 @@
 //! The world's tables as the engine sees them: how rows are keyed in the
 //! state diff.
 
-
-
 use super::context::LoadContext;
 use crate::diagnostics::line_of;
 use crate::world::manifest::WorldToml;
