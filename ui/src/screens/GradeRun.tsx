@@ -9,6 +9,7 @@ import { HubScreenNote, HubWorkNote, useHubWork } from "../components/hub/HubWor
 import { ErrorBanner } from "../components/ErrorBanner";
 import { resultLine } from "../components/Timeline";
 import { argsSummary, cell, dateTime, isMessage } from "../lib/format";
+import { humanize } from "../lib/errors";
 
 /** A score for people: "0.86", or what it is waiting for. */
 export function scoreText(value: number | null, range: [number, number]): string {
@@ -53,7 +54,7 @@ function EvidenceView({ c }: { c: SheetCriterion }) {
         </div>
       )}
       {e.changes && e.changes.length > 0 && (
-        <div className="small muted">Changed: {e.changes.map((ch) => `${ch.table} ${ch.key} (${ch.change})`).join(", ")}</div>
+        <div className="small muted">Changed: {e.changes.map((ch) => `${humanize(ch.table)} ${ch.key} (${ch.change})`).join(", ")}</div>
       )}
     </div>
   );
