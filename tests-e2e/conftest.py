@@ -17,12 +17,17 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.remote.client_config import ClientConfig
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts" / "e2e"
 DRIVER_URL = os.environ.get("TAURI_DRIVER_URL", "http://127.0.0.1:4444")
+# Selenium waits forever for a WebDriver reply unless told otherwise. Once,
+# the window's page stopped answering mid-test and the suite sat for two
+# hours; every command is bounded so such a hang fails its test instead.
+COMMAND_TIMEOUT_S = 120
 
 
 def app_binary() -> str:
@@ -49,7 +54,11 @@ class App:
                 + (extra_args or []),
             },
         )
-        self.driver = webdriver.Remote(command_executor=DRIVER_URL, options=options)
+        self.driver = webdriver.Remote(
+            command_executor=DRIVER_URL,
+            options=options,
+            client_config=ClientConfig(remote_server_addr=DRIVER_URL, timeout=COMMAND_TIMEOUT_S),
+        )
         self.driver.set_window_size(1440, 900)
 
     # ---- finding things ----
