@@ -440,31 +440,49 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     })
 }
 
+/// Runs `body` on the state of an open file of this VFS, under its lock;
+/// `err` when the file has none or the body panics.
+///
+/// # Safety
+/// As [`data_of`].
+unsafe fn with_file(
+    file: *mut ffi::sqlite3_file,
+    err: c_int,
+    body: impl FnOnce(&mut FileData) -> c_int,
+) -> c_int {
+    guard(err, || {
+        // SAFETY: per this function's contract.
+        match unsafe { data_of(file) } {
+            Some(data) => body(&mut lock(data)),
+            None => err,
+        }
+    })
+}
+
 unsafe extern "C" fn x_read(
     file: *mut ffi::sqlite3_file,
     buf: *mut c_void,
     amount: c_int,
     offset: ffi::sqlite3_int64,
 ) -> c_int {
-    guard(ffi::SQLITE_IOERR_READ, || {
-        // SAFETY: an open file of this VFS.
-        let Some(data) = (unsafe { data_of(file) }) else {
-            return ffi::SQLITE_IOERR_READ;
-        };
-        let (Ok(amount), Ok(offset)) = (usize::try_from(amount), u64::try_from(offset)) else {
-            return ffi::SQLITE_IOERR_READ;
-        };
-        if buf.is_null() {
-            return ffi::SQLITE_IOERR_READ;
-        }
-        // SAFETY: SQLite passes a buffer of `amount` writable bytes.
-        let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), amount) };
-        if lock(data).read(out, offset) {
-            ffi::SQLITE_OK
-        } else {
-            ffi::SQLITE_IOERR_SHORT_READ
-        }
-    })
+    let (Ok(amount), Ok(offset)) = (usize::try_from(amount), u64::try_from(offset)) else {
+        return ffi::SQLITE_IOERR_READ;
+    };
+    if buf.is_null() {
+        return ffi::SQLITE_IOERR_READ;
+    }
+    // SAFETY: SQLite passes a buffer of `amount` writable bytes.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), amount) };
+    // SAFETY: an open file of this VFS.
+    unsafe {
+        with_file(file, ffi::SQLITE_IOERR_READ, |data| {
+            if data.read(out, offset) {
+                ffi::SQLITE_OK
+            } else {
+                ffi::SQLITE_IOERR_SHORT_READ
+            }
+        })
+    }
 }
 
 unsafe extern "C" fn x_write(
@@ -473,36 +491,37 @@ unsafe extern "C" fn x_write(
     amount: c_int,
     offset: ffi::sqlite3_int64,
 ) -> c_int {
-    guard(ffi::SQLITE_IOERR_WRITE, || {
-        // SAFETY: an open file of this VFS.
-        let Some(data) = (unsafe { data_of(file) }) else {
-            return ffi::SQLITE_IOERR_WRITE;
-        };
-        let (Ok(amount), Ok(offset)) = (usize::try_from(amount), u64::try_from(offset)) else {
-            return ffi::SQLITE_IOERR_WRITE;
-        };
-        if buf.is_null() {
-            return ffi::SQLITE_IOERR_WRITE;
-        }
-        // SAFETY: SQLite passes `amount` readable bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), amount) };
-        if lock(data).write(bytes, offset) {
-            ffi::SQLITE_OK
-        } else {
-            ffi::SQLITE_IOERR_NOMEM
-        }
-    })
+    let (Ok(amount), Ok(offset)) = (usize::try_from(amount), u64::try_from(offset)) else {
+        return ffi::SQLITE_IOERR_WRITE;
+    };
+    if buf.is_null() {
+        return ffi::SQLITE_IOERR_WRITE;
+    }
+    // SAFETY: SQLite passes `amount` readable bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), amount) };
+    // SAFETY: an open file of this VFS.
+    unsafe {
+        with_file(file, ffi::SQLITE_IOERR_WRITE, |data| {
+            if data.write(bytes, offset) {
+                ffi::SQLITE_OK
+            } else {
+                ffi::SQLITE_IOERR_NOMEM
+            }
+        })
+    }
 }
 
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
-    guard(ffi::SQLITE_IOERR_TRUNCATE, || {
-        // SAFETY: an open file of this VFS.
-        let (Some(data), Ok(size)) = (unsafe { data_of(file) }, u64::try_from(size)) else {
-            return ffi::SQLITE_IOERR_TRUNCATE;
-        };
-        lock(data).truncate(size);
-        ffi::SQLITE_OK
-    })
+    let Ok(size) = u64::try_from(size) else {
+        return ffi::SQLITE_IOERR_TRUNCATE;
+    };
+    // SAFETY: an open file of this VFS.
+    unsafe {
+        with_file(file, ffi::SQLITE_IOERR_TRUNCATE, |data| {
+            data.truncate(size);
+            ffi::SQLITE_OK
+        })
+    }
 }
 
 unsafe extern "C" fn x_sync(_file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
@@ -513,49 +532,51 @@ unsafe extern "C" fn x_file_size(
     file: *mut ffi::sqlite3_file,
     size: *mut ffi::sqlite3_int64,
 ) -> c_int {
-    guard(ffi::SQLITE_IOERR_FSTAT, || {
-        // SAFETY: an open file of this VFS; `size` is null or writable.
-        let (Some(data), Some(size)) = (unsafe { data_of(file) }, unsafe { size.as_mut() }) else {
-            return ffi::SQLITE_IOERR_FSTAT;
-        };
-        *size = lock(data).len as ffi::sqlite3_int64;
-        ffi::SQLITE_OK
-    })
+    // SAFETY: `size` is null or writable.
+    let Some(size) = (unsafe { size.as_mut() }) else {
+        return ffi::SQLITE_IOERR_FSTAT;
+    };
+    // SAFETY: an open file of this VFS.
+    unsafe {
+        with_file(file, ffi::SQLITE_IOERR_FSTAT, |data| {
+            *size = data.len as ffi::sqlite3_int64;
+            ffi::SQLITE_OK
+        })
+    }
 }
 
 unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    guard(ffi::SQLITE_IOERR_LOCK, || {
-        // SAFETY: an open file of this VFS.
-        let Some(data) = (unsafe { data_of(file) }) else {
-            return ffi::SQLITE_IOERR_LOCK;
-        };
-        let mut data = lock(data);
-        data.lock = data.lock.max(level);
-        ffi::SQLITE_OK
-    })
+    // SAFETY: an open file of this VFS.
+    unsafe {
+        with_file(file, ffi::SQLITE_IOERR_LOCK, |data| {
+            data.lock = data.lock.max(level);
+            ffi::SQLITE_OK
+        })
+    }
 }
 
 unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    guard(ffi::SQLITE_IOERR_UNLOCK, || {
-        // SAFETY: an open file of this VFS.
-        let Some(data) = (unsafe { data_of(file) }) else {
-            return ffi::SQLITE_IOERR_UNLOCK;
-        };
-        let mut data = lock(data);
-        data.lock = data.lock.min(level);
-        ffi::SQLITE_OK
-    })
+    // SAFETY: an open file of this VFS.
+    unsafe {
+        with_file(file, ffi::SQLITE_IOERR_UNLOCK, |data| {
+            data.lock = data.lock.min(level);
+            ffi::SQLITE_OK
+        })
+    }
 }
 
 unsafe extern "C" fn x_check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    guard(ffi::SQLITE_IOERR_CHECKRESERVEDLOCK, || {
-        // SAFETY: an open file of this VFS; `out` is null or writable.
-        let (Some(data), Some(out)) = (unsafe { data_of(file) }, unsafe { out.as_mut() }) else {
-            return ffi::SQLITE_IOERR_CHECKRESERVEDLOCK;
-        };
-        *out = c_int::from(lock(data).lock >= ffi::SQLITE_LOCK_RESERVED);
-        ffi::SQLITE_OK
-    })
+    // SAFETY: `out` is null or writable.
+    let Some(out) = (unsafe { out.as_mut() }) else {
+        return ffi::SQLITE_IOERR_CHECKRESERVEDLOCK;
+    };
+    // SAFETY: an open file of this VFS.
+    unsafe {
+        with_file(file, ffi::SQLITE_IOERR_CHECKRESERVEDLOCK, |data| {
+            *out = c_int::from(data.lock >= ffi::SQLITE_LOCK_RESERVED);
+            ffi::SQLITE_OK
+        })
+    }
 }
 
 unsafe extern "C" fn x_file_control(
