@@ -16,8 +16,8 @@
 //! A disk image is never trusted: its header names the key it was built
 //! for and a SHA-256 of its bytes, and anything that does not check out
 //! (truncated, flipped, written by someone else) is ignored, seeded afresh
-//! and overwritten. An episode starts from a copy of the image through
-//! SQLite's deserialize, exactly as it does from a freshly seeded one: the
+//! and overwritten. Episodes read the image through the copy-on-write VFS
+//! (`understudy-cowvfs`), exactly as they do a freshly seeded one: the
 //! bytes are the same either way.
 
 use std::path::{Path, PathBuf};
@@ -102,7 +102,7 @@ pub(crate) fn find(key: ImageKey, cache_dir: Option<&Path>) -> Option<Found> {
             source: ImageSource::Memory,
         });
     }
-    let image: Arc<[u8]> = read_file(&file_path(cache_dir?, key)?, key)?.into();
+    let image = read_file(&file_path(cache_dir?, key)?, key)?;
     remember(key, Arc::clone(&image));
     Some(Found {
         image,
@@ -200,10 +200,14 @@ pub(crate) fn file_path(dir: &Path, key: ImageKey) -> Option<PathBuf> {
 }
 
 /// Reads and verifies an image file; `None` for anything that does not
-/// check out, which the caller treats as no image at all.
-pub(crate) fn read_file(path: &Path, key: ImageKey) -> Option<Vec<u8>> {
-    let mut bytes = std::fs::read(path).ok()?;
-    let header = bytes.get(..HEADER_LEN)?;
+/// check out, which the caller treats as no image at all. The payload is
+/// read straight into the shared image, so it is held once.
+pub(crate) fn read_file(path: &Path, key: ImageKey) -> Option<Arc<[u8]>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut header = [0u8; HEADER_LEN];
+    file.read_exact(&mut header).ok()?;
     let (magic, rest) = header.split_at(MAGIC.len());
     let (format, rest) = rest.split_at(4);
     let (file_key, rest) = rest.split_at(32);
@@ -212,35 +216,42 @@ pub(crate) fn read_file(path: &Path, key: ImageKey) -> Option<Vec<u8>> {
     if magic != MAGIC
         || format != FORMAT.to_le_bytes()
         || file_key != key.0
-        || len != (bytes.len() - HEADER_LEN) as u64
+        || Some(len) != size.checked_sub(HEADER_LEN as u64)
     {
         return None;
     }
-    let payload = &bytes[HEADER_LEN..];
-    if Sha256::digest(payload).as_slice() != digest || !payload.starts_with(b"SQLite format 3\0") {
+    // Collected from a counted iterator, the Arc is allocated once, in
+    // place, and has one owner, so it can be read into.
+    let mut image: Arc<[u8]> = std::iter::repeat_n(0u8, usize::try_from(len).ok()?).collect();
+    file.read_exact(Arc::get_mut(&mut image)?).ok()?;
+    if Sha256::digest(&image).as_slice() != digest || !image.starts_with(b"SQLite format 3\0") {
         return None;
     }
-    bytes.drain(..HEADER_LEN);
-    Some(bytes)
+    Some(image)
 }
 
 /// Writes an image file beside its final name and renames it into place,
-/// so a reader sees a whole file or none.
+/// so a reader sees a whole file or none. The header and the image are
+/// written one after the other, not joined into a second copy first.
 fn write_file(path: &Path, key: ImageKey, image: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut bytes = Vec::with_capacity(HEADER_LEN + image.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&FORMAT.to_le_bytes());
-    bytes.extend_from_slice(&key.0);
-    bytes.extend_from_slice(&(image.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&Sha256::digest(image));
-    bytes.extend_from_slice(image);
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
     let tmp = path.with_extension(format!("tmp-{}-{n}", std::process::id()));
-    std::fs::write(&tmp, &bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(MAGIC)?;
+        file.write_all(&FORMAT.to_le_bytes())?;
+        file.write_all(&key.0)?;
+        file.write_all(&(image.len() as u64).to_le_bytes())?;
+        file.write_all(&Sha256::digest(image))?;
+        file.write_all(image)?;
+        file.flush()?;
+        std::fs::rename(&tmp, path)
+    })();
+    written.inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
 }

@@ -81,6 +81,45 @@ impl Overlay {
         let data = lock(&self.0);
         data.pages.values().map(|p| p.len).sum()
     }
+
+    /// The database as one image (the image under the private pages),
+    /// once its connection is closed; the overlay back while a connection
+    /// still has the file open.
+    ///
+    /// Why: a world is seeded once through this VFS over an empty image,
+    /// and its pages become the image every episode reads. Each page is
+    /// freed as it is copied out, so the peak is about one database, not
+    /// the two that serializing a connection and then copying would hold.
+    pub fn into_image(self) -> Result<Arc<[u8]>, Overlay> {
+        let data = Arc::try_unwrap(self.0).map_err(Overlay)?;
+        let mut data = data.into_inner().unwrap_or_else(|e| e.into_inner());
+        let len = usize::try_from(data.len).unwrap_or(usize::MAX);
+        if data.pages.is_empty() && data.visible == data.len {
+            return Ok(data.image);
+        }
+        // Collected from a counted iterator, the Arc is allocated once, in
+        // place; it has one owner, so it can then be written.
+        let mut out: Arc<[u8]> = std::iter::repeat_n(0u8, len).collect();
+        let Some(bytes) = Arc::get_mut(&mut out) else {
+            unreachable!("a new Arc has one owner");
+        };
+        let page = data.page;
+        for (idx, chunk) in bytes.chunks_mut(page).enumerate() {
+            match data.pages.remove(&(idx as u64)) {
+                Some(p) => chunk.copy_from_slice(&p.bytes()[..chunk.len()]),
+                None => data.image_bytes((idx * page) as u64, chunk),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl std::fmt::Debug for Overlay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Overlay")
+            .field("private_bytes", &self.private_bytes())
+            .finish()
+    }
 }
 
 /// Opens a connection over `image` (a serialized SQLite database; empty

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
-use super::database::open_world_connection;
+use super::database::open_episode_connection;
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::sql::functions::SimState;
@@ -29,6 +29,9 @@ pub(super) struct LoadContext<'a> {
     pub diags: Diagnostics,
     /// The world database, with the world's built-ins installed.
     pub conn: Connection,
+    /// The pages written to `conn`: a newly seeded world's image, once
+    /// `conn` is closed.
+    pub overlay: understudy_cowvfs::Overlay,
     /// The authorizer on `conn`, so world SQL prepares under its run-time mode.
     pub sandbox: Sandbox,
     /// The operation budget on `conn`: `schema.sql` and the seed run under
@@ -52,15 +55,21 @@ pub(super) struct PreparedSql {
 }
 
 impl<'a> LoadContext<'a> {
-    /// Opens the world database for `meta`'s simulation settings, keeping
-    /// the problems found before it (in the manifest and required files).
-    pub fn open(root: &'a Path, diags: Diagnostics, meta: &WorldMeta) -> Result<Self> {
+    /// Opens the world database over `image` (empty to seed a new one)
+    /// for `meta`'s simulation settings, keeping the problems found before
+    /// it (in the manifest and required files).
+    pub fn open(
+        root: &'a Path,
+        diags: Diagnostics,
+        meta: &WorldMeta,
+        image: &Arc<[u8]>,
+    ) -> Result<Self> {
         let state = Arc::new(Mutex::new(SimState::new(
             meta.clock_start,
             0,
             meta.ids.clone(),
         )));
-        let conn = open_world_connection(&state).map_err(Error::Sqlite)?;
+        let (conn, overlay) = open_episode_connection(&state, image).map_err(Error::Sqlite)?;
         let sandbox = Sandbox::install(&conn).map_err(Error::Sqlite)?;
         let budget = OperationBudget::install(&conn).map_err(Error::Sqlite)?;
         let templates = crate::template::environment();
@@ -68,6 +77,7 @@ impl<'a> LoadContext<'a> {
             root,
             diags,
             conn,
+            overlay,
             sandbox,
             budget,
             scripts: crate::script::engine(),

@@ -1,7 +1,7 @@
 //! The world database: a connection with the world's built-ins, the schema
 //! applied to it, and the seed rows loaded and checked.
 
-use rusqlite::{Connection, MAIN_DB};
+use rusqlite::Connection;
 
 use super::context::LoadContext;
 use crate::diagnostics::line_of;
@@ -11,20 +11,17 @@ use crate::sql::{functions, sql_message};
 use crate::world::manifest::WorldToml;
 use crate::world::seed;
 
-/// A fresh in-memory connection with the world's built-ins installed.
-pub(crate) fn open_world_connection(
-    state: &functions::SharedState,
-) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_in_memory()?;
-    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
-    functions::register(&conn, state)?;
-    Ok(conn)
-}
-
-/// An episode's connection: its main database reads the world's seed
-/// `image` through the copy-on-write VFS (`understudy-cowvfs`), so it holds
-/// only the pages the episode writes, and the handle that drops them at
-/// reset. The world's built-ins are installed as on every world connection.
+/// A connection whose main database reads `image` (a serialized SQLite
+/// database; empty for a new one) through the copy-on-write VFS
+/// (`understudy-cowvfs`), with the world's built-ins installed, and the
+/// handle to the pages it writes.
+///
+/// Both the loader and every episode open the world this way. An episode
+/// holds only the pages it writes and drops them at reset. The loader
+/// seeds a new world over an empty image and then takes its pages as the
+/// world's image ([`understudy_cowvfs::Overlay::into_image`]), or opens
+/// over an image an earlier load compiled, so the world's data is held
+/// once rather than as a page cache, a serialized copy and the image.
 pub(crate) fn open_episode_connection(
     state: &functions::SharedState,
     image: &std::sync::Arc<[u8]>,
@@ -35,19 +32,6 @@ pub(crate) fn open_episode_connection(
     conn.execute_batch("PRAGMA foreign_keys = ON;")?;
     functions::register(&conn, state)?;
     Ok((conn, overlay))
-}
-
-/// Starts the world database from a compiled image instead of the schema
-/// and seed files; whether it took (if not, the caller seeds as usual).
-///
-/// This must run before any statement on the connection has built an
-/// eponymous virtual table (`json_each`: `sqlite3_deserialize` frees the
-/// schema those keep pointing at, and the next use reads freed memory), which
-/// holds: only `PRAGMA foreign_keys` has run on it.
-pub(super) fn use_image(cx: &mut LoadContext<'_>, image: &[u8]) -> bool {
-    cx.conn
-        .deserialize_read_exact(MAIN_DB, image, image.len(), false)
-        .is_ok()
 }
 
 /// Applies `schema.sql` under one operation budget; whether it applied (if

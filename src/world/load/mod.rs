@@ -24,8 +24,6 @@ mod views;
 use std::path::Path;
 use std::sync::Arc;
 
-use rusqlite::MAIN_DB;
-
 use super::image::{self, ImageSource};
 use super::manifest::WorldToml;
 use super::World;
@@ -64,10 +62,6 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
     let Some(meta) = meta else {
         return fail(display, diags);
     };
-    let mut cx = LoadContext::open(root, diags, &meta)?;
-    for rel in ["world.toml", "policy.md", "schema.sql"] {
-        cx.hashed.add(rel);
-    }
     let manifest_text = std::fs::read_to_string(root.join("world.toml")).unwrap_or_default();
     // The seeded database of an earlier load of the same files, if any:
     // a world with problems never leaves an image, so using one skips
@@ -77,10 +71,15 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
         _ => None,
     };
     let found = key.and_then(|k| image::find(k, cache_dir));
-    let found = match found {
-        Some(found) if database::use_image(&mut cx, &found.image) => Some(found),
-        _ => None,
+    let start: Arc<[u8]> = match &found {
+        Some(found) => Arc::clone(&found.image),
+        None => Arc::from(&[][..]),
     };
+    let mut cx = LoadContext::open(root, diags, &meta, &start)?;
+    drop(start);
+    for rel in ["world.toml", "policy.md", "schema.sql"] {
+        cx.hashed.add(rel);
+    }
     let Some(manifest) = manifest else {
         return fail(display, cx.diags);
     };
@@ -117,6 +116,7 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
     let LoadContext {
         diags,
         conn,
+        overlay,
         scripts,
         templates,
         hashed,
@@ -125,10 +125,15 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
     if !diags.is_empty() {
         return fail(display, diags);
     }
+    // Closing the connection leaves the overlay the only owner of the
+    // pages seeding wrote.
+    drop(conn);
     let (snapshot, image_source) = match found {
         Some(found) => (found.image, found.source),
         None => {
-            let snapshot: Arc<[u8]> = Arc::from(&*conn.serialize(MAIN_DB).map_err(Error::Sqlite)?);
+            let snapshot = overlay.into_image().map_err(|_| {
+                Error::Other("the seeded world database was still open".into())
+            })?;
             if let Some(key) = key {
                 image::store(key, &snapshot, cache_dir);
             }
