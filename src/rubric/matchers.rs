@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 use regex::Regex;
 use serde_json::Value;
 
-use super::numbers;
+use super::{numbers, plain_pattern};
 
 /// Keys that make a TOML table a matcher rather than a literal object.
 pub const MATCHER_KEYS: &[&str] = &[
@@ -163,7 +163,10 @@ impl Matcher {
                 format!("≈ {value} (± {tolerance})")
             }
             Matcher::Number { value, .. } => format!("= {value} (as a number)"),
-            Matcher::Regex(re) => format!("matches /{}/", re.as_str()),
+            Matcher::Regex(re) => match plain_pattern::phrases(re.as_str()) {
+                Some(words) => format!("reads like {words}"),
+                None => format!("matches /{}/", re.as_str()),
+            },
             Matcher::Contains(p) => format!("contains \"{p}\""),
             Matcher::Absent => "absent".into(),
             Matcher::Present => "present".into(),
@@ -198,7 +201,10 @@ impl TextPattern {
     pub fn describe(&self) -> String {
         match self {
             TextPattern::Contains(p) => format!("the phrase \"{p}\""),
-            TextPattern::Regex(re) => format!("text matching /{}/", re.as_str()),
+            TextPattern::Regex(re) => match plain_pattern::phrases(re.as_str()) {
+                Some(words) => format!("wording like {words}"),
+                None => format!("text matching /{}/", re.as_str()),
+            },
             TextPattern::Number { value, tolerance } if *tolerance > 0.0 => {
                 format!("the number {value} (± {tolerance})")
             }

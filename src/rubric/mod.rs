@@ -67,6 +67,7 @@ pub mod lint;
 mod load;
 mod matchers;
 pub mod mutations;
+mod plain_pattern;
 pub(crate) mod numbers;
 pub mod preview;
 mod records;
