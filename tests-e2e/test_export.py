@@ -162,6 +162,10 @@ def test_export_dialog_writes_what_the_command_line_writes(launch, data_dir: Pat
     app.css("[data-testid=dashboard-judge]")
     app.wait_text("[data-testid=dashboard-judge] [data-testid=judge-agreed]", "Agreed on 1 of 2 grades (50%)")
     assert "tone-judge" in app.text_of("[data-testid=dashboard-judge]")
+    # Which way the judge leans: it said not met where the person said met.
+    differences = [d.text for d in app.all("[data-testid=dashboard-judge] [data-testid=judge-difference]")]
+    assert len(differences) == 1, differences
+    assert "The judge said not met, a person said met" in differences[0] and "1 grade" in differences[0], differences
     app.js("document.querySelector('[data-testid=dashboard-judge]').scrollIntoView()")
     app.shot("54-scores-judge-agreement")
     # Gold and the experts' time per task, drawn for every task with runs.

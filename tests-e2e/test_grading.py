@@ -152,6 +152,13 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     app.wait_text(f"{criterion(app, JUDGED)} [data-testid=given]", "Your grade: met")
     assert app.css(f"{criterion(app, JUDGED)} [data-testid=your-grade]").get_attribute("data-met") == "true"
 
+    # Evidence reads in the world's words: column labels, and a pattern as
+    # the phrases it accepts, never a raw column name or regex.
+    found = app.text_of(f"{criterion(app, 'cancelled-at-period-end')} [data-testid=evidence]")
+    assert "Cancels at renewal" in found and "cancel_at_period_end" not in found, found
+    said = app.text_of(f"{criterion(app, OVERRIDDEN)} [data-testid=evidence]")
+    assert "wording like “export”" in said and "(?i)" not in said, said
+
     # An automatic check she disagrees with: its evidence is shown, she overrides it.
     auto = criterion(app, OVERRIDDEN)
     assert app.css(f"{auto} [data-testid=verdict]").get_attribute("data-met") == "true"
@@ -220,6 +227,22 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     overridden_row = app.text_of(f"[data-testid=agreement-table] tr[data-criterion='{OVERRIDDEN}']")
     assert "0%" in overridden_row, overridden_row
     app.shot("44-grading-agreement")
+
+    # The run that refunded: the check that nothing else changed names the
+    # records by the world's titles.
+    other = app.js(
+        "return [...document.querySelectorAll('[data-testid=grading-row]')]"
+        ".find(r => r.textContent.includes('support-agent-v2')).dataset.episode"
+    )
+    app.clickable(f"[data-testid=grading-row][data-episode='{other}'] [data-testid=open-grading]").click()
+    app.css("[data-screen=grade-run]")
+    app.wait_count("[data-testid=criterion]", 14)
+    changes = app.text_of(f"{criterion(app, 'nothing-else-changed')} [data-testid=evidence-changes]")
+    assert changes.startswith("Records that changed: ") and "Refunds RF" in changes, changes
+    assert "refunds" not in changes, changes
+    app.shot("44b-grade-run-changes")
+    press(app, Keys.ESCAPE)
+    app.css("[data-screen=grading]")
 
     # The scores dashboard: the good run passes, the one that refunded fails a gate.
     press(app, Keys.ESCAPE)

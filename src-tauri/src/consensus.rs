@@ -15,6 +15,7 @@ use crate::ipc::command;
 use crate::queue::{self, QueueRow};
 use crate::review;
 use crate::service::Service;
+use crate::world_labels::WorldLabels;
 use crate::AppState;
 
 /// The field name of a record compared whole (added or removed).
@@ -28,11 +29,10 @@ pub struct ConsensusView {
     /// order the comparison's lists use.
     pub runs: Vec<QueueRow>,
     pub consensus: Consensus,
-    /// What the world calls each table on screen (labels.toml), by name.
-    pub table_titles: std::collections::BTreeMap<String, String>,
-    /// The world's labels of each table's columns, by table and column.
-    pub column_labels:
-        std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// What the world calls the tables and columns the lists name.
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub labels: WorldLabels,
 }
 
 /// The comparison of the experts' runs of a task.
@@ -121,16 +121,7 @@ pub fn build(service: &Service, world_id: &str, task_id: &str) -> AppResult<Cons
             .unwrap_or_default(),
         consensus: consensus::compare(&outcomes),
         runs,
-        table_titles: world
-            .tables
-            .iter()
-            .filter_map(|t| Some((t.name.clone(), t.title.clone()?)))
-            .collect(),
-        column_labels: world
-            .tables
-            .iter()
-            .map(|t| (t.name.clone(), t.labels.clone()))
-            .collect(),
+        labels: WorldLabels::of(&world),
     })
 }
 
@@ -188,9 +179,9 @@ mod tests {
             .expect("the invoice differs");
         assert_eq!(refunded.values, [json!(7900), json!(5000)]);
         // The reviewer reads the world's words for the table and the field.
-        assert_eq!(view.table_titles["invoices"], "Invoices");
+        assert_eq!(view.labels.table_titles["invoices"], "Invoices");
         assert_eq!(
-            view.column_labels["invoices"]["refunded_cents"],
+            view.labels.column_labels["invoices"]["refunded_cents"],
             "Refunded so far"
         );
         let look = c.actions.iter().find(|a| a.tool == "get_ticket").unwrap();

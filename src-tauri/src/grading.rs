@@ -23,6 +23,7 @@ use crate::experts::ExpertView;
 use crate::ipc::command;
 use crate::rubrics::overlay_dir;
 use crate::service::Service;
+use crate::world_labels::WorldLabels;
 use crate::worlds::TaskBrief;
 use crate::AppState;
 
@@ -96,6 +97,10 @@ pub struct SheetView {
     /// The run's kept steps, which the evidence points at (1-based).
     pub steps: Vec<StepView>,
     pub final_message: Option<String>,
+    /// What the world calls the tables and columns the evidence names.
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub labels: WorldLabels,
 }
 
 /// The agreement of the graders of one task's runs.
@@ -315,6 +320,7 @@ fn sheet_view(
             .map(|t| TaskBrief::new(t, &world.meta.user)),
         steps: trajectory.kept_steps().map(StepView::new).collect(),
         final_message: trajectory.record.final_message.clone(),
+        labels: WorldLabels::of(&world),
         run: row(service, episode_id)?,
         sheet,
     })

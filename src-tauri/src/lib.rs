@@ -58,6 +58,7 @@ pub mod service;
 mod testing;
 pub mod transcript;
 pub mod webview;
+pub mod world_labels;
 pub mod worlds;
 
 use std::path::PathBuf;
@@ -338,6 +339,7 @@ mod bindings {
             crate::grading::GradingView::export_all_to(&dir),
             crate::grading::ImportView::export_all_to(&dir),
             crate::grading::SheetView::export_all_to(&dir),
+            crate::world_labels::WorldLabels::export_all_to(&dir),
             crate::grading::AgreementView::export_all_to(&dir),
             crate::consensus::ConsensusView::export_all_to(&dir),
             crate::dashboard::DashboardView::export_all_to(&dir),

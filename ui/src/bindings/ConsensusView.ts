@@ -12,7 +12,7 @@ export type ConsensusView = { task_title: string,
  */
 runs: Array<QueueRow>, consensus: Consensus, 
 /**
- * What the world calls each table on screen (labels.toml), by name.
+ * What the world calls each table on screen, by name.
  */
 table_titles: { [key in string]?: string }, 
 /**

@@ -11,4 +11,12 @@ export type SheetView = { run: GradingRow, task: TaskBrief | null, sheet: Gradin
 /**
  * The run's kept steps, which the evidence points at (1-based).
  */
-steps: Array<StepView>, final_message: string | null, };
+steps: Array<StepView>, final_message: string | null, 
+/**
+ * What the world calls each table on screen, by name.
+ */
+table_titles: { [key in string]?: string }, 
+/**
+ * The world's labels of each table's columns, by table and column.
+ */
+column_labels: { [key in string]?: { [key in string]?: string } }, };

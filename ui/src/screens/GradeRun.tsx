@@ -4,6 +4,7 @@ import type { AppError } from "../bindings/AppError";
 import type { SheetCriterion } from "../bindings/SheetCriterion";
 import type { SheetView } from "../bindings/SheetView";
 import type { StepView } from "../bindings/StepView";
+import type { WorldLabels } from "../bindings/WorldLabels";
 import { ScreenBar } from "../components/ScreenBar";
 import { HubScreenNote, HubWorkNote, useHubWork } from "../components/hub/HubWork";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -39,8 +40,17 @@ function stepLine(s: StepView): string {
   return args ? `${s.action.tool} — ${args}` : s.action.tool;
 }
 
+/** What a check's found column is called on screen: the first table whose labels name it. */
+function foundLabel(column: string, labels?: WorldLabels): string {
+  for (const cols of Object.values(labels?.column_labels ?? {})) {
+    const label = cols?.[column];
+    if (label) return label;
+  }
+  return humanize(column);
+}
+
 /** What an automatic check found, as evidence to read. */
-function EvidenceView({ c }: { c: SheetCriterion }) {
+function EvidenceView({ c, labels }: { c: SheetCriterion; labels?: WorldLabels }) {
   const e = c.evidence;
   const rows = (e.rows ?? []) as Record<string, unknown>[];
   return (
@@ -50,11 +60,14 @@ function EvidenceView({ c }: { c: SheetCriterion }) {
       {e.steps && e.steps.length > 0 && <div className="small muted">Step{e.steps.length > 1 ? "s" : ""} {e.steps.map((s) => s + 1).join(", ")}</div>}
       {rows.length > 0 && (
         <div className="small muted gr-rows">
-          Found: {rows.map((r) => Object.entries(r).map(([k, v]) => `${k} = ${cell(v)}`).join(", ")).join("; ")}
+          Found: {rows.map((r) => Object.entries(r).map(([k, v]) => `${foundLabel(k, labels)}: ${cell(v)}`).join(", ")).join("; ")}
         </div>
       )}
       {e.changes && e.changes.length > 0 && (
-        <div className="small muted">Changed: {e.changes.map((ch) => `${humanize(ch.table)} ${ch.key} (${ch.change})`).join(", ")}</div>
+        <div className="small muted" data-testid="evidence-changes">
+          Records that changed:{" "}
+          {e.changes.map((ch) => `${labels?.table_titles[ch.table] ?? humanize(ch.table)} ${ch.key} (${ch.change})`).join(", ")}
+        </div>
       )}
     </div>
   );
@@ -84,6 +97,7 @@ export function CriterionCard({
   saving,
   focused,
   onFocus,
+  labels,
 }: {
   c: SheetCriterion;
   editing: Editing | null;
@@ -94,6 +108,8 @@ export function CriterionCard({
   saving: boolean;
   focused: boolean;
   onFocus: () => void;
+  /** The world's names for the tables and columns the evidence names. */
+  labels?: WorldLabels;
 }) {
   const reason = useRef<HTMLTextAreaElement | null>(null);
   useEffect(() => {
@@ -136,7 +152,7 @@ export function CriterionCard({
       {c.judged ? (
         <p className="small muted gr-guidance">{c.guidance}</p>
       ) : (
-        <EvidenceView c={c} />
+        <EvidenceView c={c} labels={labels} />
       )}
       {g && !editing && (
         <div className="small gr-given" data-testid="given">
@@ -367,6 +383,7 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
         saving={saving}
         focused={i === focus}
         onFocus={() => setFocus(i)}
+        labels={view}
       />
     );
   };

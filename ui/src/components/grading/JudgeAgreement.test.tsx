@@ -1,7 +1,7 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { JudgeCriterionAgreement } from "../../bindings/JudgeCriterionAgreement";
-import { agreedText, JudgeAgreementPanel, judgeName } from "./JudgeAgreement";
+import { agreedText, disagreementGroups, JudgeAgreementPanel, judgeName } from "./JudgeAgreement";
 
 const criterion: JudgeCriterionAgreement = {
   id: "kind",
@@ -36,5 +36,26 @@ describe("judge against people", () => {
     expect(screen.getByTestId("judge-kappa").textContent).toBe("—");
     expect(judgeName("command:llm")).toBe("llm");
     expect(judgeName("ana")).toBe("ana");
+  });
+
+  it("groups where the judge and people differ by what each said, most common first", () => {
+    const d = (episode_id: string, judge_met: boolean, grader_met: boolean, judge_level: string | null = null, grader_level: string | null = null) => ({
+      episode_id,
+      grader: "ana",
+      judge_met,
+      grader_met,
+      judge_level,
+      grader_level,
+    });
+    const lenient = { ...criterion, disagreements: [d("r1", true, false), d("r2", false, true), d("r3", true, false)] };
+    expect(disagreementGroups(lenient)).toEqual([
+      { judge: "met", person: "not met", count: 2 },
+      { judge: "not met", person: "met", count: 1 },
+    ]);
+    const scaled = { ...criterion, disagreements: [d("r1", true, true, "Clear but curt", "Clear and kind")] };
+    expect(disagreementGroups(scaled)).toEqual([{ judge: "“Clear but curt”", person: "“Clear and kind”", count: 1 }]);
+    render(<JudgeAgreementPanel judge={{ task_id: "t", criteria: [lenient] }} />);
+    const rows = screen.getAllByTestId("judge-difference").map((li) => li.textContent);
+    expect(rows).toEqual(["The judge said met, a person said not met2 grades", "The judge said not met, a person said met1 grade"]);
   });
 });

@@ -14,6 +14,60 @@ export function agreedText(c: JudgeCriterionAgreement): string {
   return `Agreed on ${c.agreed} of ${plural(c.items, "grade")} (${Math.round(c.percent * 100)}%)`;
 }
 
+/** How often the judge said one thing and a person another. */
+export interface DisagreementGroup {
+  /** What the judge said: the level's words, or "met" / "not met". */
+  judge: string;
+  /** What the person said, the same way. */
+  person: string;
+  /** How many grades said so. */
+  count: number;
+}
+
+function said(met: boolean, level: string | null): string {
+  return level !== null ? `“${level}”` : met ? "met" : "not met";
+}
+
+/** The disagreements grouped by what each side said, most common first. */
+export function disagreementGroups(c: JudgeCriterionAgreement): DisagreementGroup[] {
+  const groups = new Map<string, DisagreementGroup>();
+  for (const d of c.disagreements) {
+    const judge = said(d.judge_met, d.judge_level);
+    const person = said(d.grader_met, d.grader_level);
+    const key = `${judge}\u0000${person}`;
+    const g = groups.get(key) ?? { judge, person, count: 0 };
+    g.count += 1;
+    groups.set(key, g);
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count || a.judge.localeCompare(b.judge) || a.person.localeCompare(b.person));
+}
+
+/**
+ * Where the judge and people part ways on one criterion, as bars: which
+ * way the judge leans (too lenient, too strict, or off by a level) is
+ * what someone tuning it needs to see.
+ */
+function Disagreements({ c }: { c: JudgeCriterionAgreement }) {
+  const groups = disagreementGroups(c);
+  if (groups.length === 0) return null;
+  const most = groups[0]!.count;
+  return (
+    <ul className="ju-differ" data-testid="judge-differences" aria-label={`Where the judge and people differ on: ${c.description}`}>
+      {groups.map((g) => (
+        <li key={`${g.judge}-${g.person}`} data-testid="judge-difference">
+          <span className="ju-differ-text">
+            The judge said {g.judge}, a person said {g.person}
+          </span>
+          <span className="ju-differ-bar" aria-hidden="true">
+            <span style={{ width: `${Math.max(8, (g.count / most) * 100)}%` }} />
+          </span>
+          <span className="ju-differ-count">{plural(g.count, "grade")}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** κ in words, or a dash with the reason on hover. */
 function KappaCell({ c }: { c: JudgeCriterionAgreement }) {
   if (c.kappa === null) {
@@ -66,6 +120,7 @@ export function JudgeAgreementPanel({ judge, testId = "judge-agreement" }: { jud
                   {c.disagreements.length > 0 &&
                     ` They differ on ${plural(new Set(c.disagreements.map((d) => d.episode_id)).size, "run")}.`}
                 </div>
+                <Disagreements c={c} />
               </td>
               <td data-testid="judge-agreed">{agreedText(c)}</td>
               <td className={`gr-tone-${tone(c.kappa)}`} data-testid="judge-kappa">

@@ -1,0 +1,57 @@
+import { render, screen } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+
+vi.mock("../api", () => ({ api: {} }));
+
+import type { SheetCriterion } from "../bindings/SheetCriterion";
+import { CriterionCard } from "./GradeRun";
+
+describe("a check's evidence on the grading sheet", () => {
+  const check: SheetCriterion = {
+    id: "nothing-else-changed",
+    description: "Nothing else changed",
+    guidance: "",
+    scale: [],
+    kind: "state",
+    points: 1,
+    gate: true,
+    judged: false,
+    automatic: false,
+    evidence: {
+      detail: "2 records changed that should not have",
+      rows: [{ cancel_at_period_end: 1, refunded_cents: 7900 }],
+      changes: [
+        { table: "credits", key: "CR-1", change: "added" },
+        { table: "ticket_messages", key: "TM-9", change: "changed" },
+      ],
+    },
+    error: null,
+    grade: null,
+  };
+
+  function card(labels?: Parameters<typeof CriterionCard>[0]["labels"]) {
+    render(
+      <CriterionCard c={check} editing={null} onEdit={vi.fn()} onChange={vi.fn()} onSave={vi.fn()} onCancel={vi.fn()} saving={false} focused={false} onFocus={vi.fn()} labels={labels} />,
+    );
+  }
+
+  it("names tables and columns as the world does on screen", () => {
+    card({
+      table_titles: { credits: "Account credits" },
+      column_labels: { subscriptions: { cancel_at_period_end: "Cancels at renewal" }, invoices: {} },
+    });
+    expect(screen.getByTestId("evidence-changes").textContent).toBe(
+      "Records that changed: Account credits CR-1 (added), Ticket messages TM-9 (changed)",
+    );
+    const found = screen.getByText(/^Found:/).textContent;
+    expect(found).toBe("Found: Cancels at renewal: 1, Refunded cents: 7900");
+  });
+
+  it("falls back to readable names when the world gives none", () => {
+    card();
+    expect(screen.getByTestId("evidence-changes").textContent).toBe(
+      "Records that changed: Credits CR-1 (added), Ticket messages TM-9 (changed)",
+    );
+    expect(screen.getByText(/^Found:/).textContent).toContain("Cancel at period end: 1");
+  });
+});
