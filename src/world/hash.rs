@@ -45,15 +45,29 @@ impl HashedFiles {
         let mut hasher = Sha256::new();
         for rel in &self.files {
             let path = root.join(rel);
-            let bytes = std::fs::read(&path)
+            hash_file(&mut hasher, rel, &path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-            hasher.update((rel.len() as u64).to_le_bytes());
-            hasher.update(rel.as_bytes());
-            hasher.update((bytes.len() as u64).to_le_bytes());
-            hasher.update(&bytes);
         }
         Ok(hex::encode(hasher.finalize()))
     }
+}
+
+/// Adds `len(rel) rel len(bytes) bytes` of the file at `path` to `hasher`,
+/// streaming it: a world's seed files can be hundreds of megabytes, and
+/// reading one whole would hold it beside the world being loaded.
+pub(crate) fn hash_file(hasher: &mut Sha256, rel: &str, path: &Path) -> std::io::Result<()> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    hasher.update((rel.len() as u64).to_le_bytes());
+    hasher.update(rel.as_bytes());
+    hasher.update(len.to_le_bytes());
+    let copied = std::io::copy(&mut file, hasher)?;
+    if copied != len {
+        return Err(std::io::Error::other(format!(
+            "the file changed while it was read ({len} bytes, then {copied})"
+        )));
+    }
+    Ok(())
 }
 
 /// `./data/../data/a.csv` as `data/a.csv`, with `/` separators. An

@@ -84,11 +84,7 @@ pub(crate) fn key(
     }
     for entry in &manifest.seed {
         let rel = &entry.get_ref().file;
-        let bytes = std::fs::read(root.join(rel)).ok()?;
-        hasher.update((rel.len() as u64).to_le_bytes());
-        hasher.update(rel.as_bytes());
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
+        super::hash::hash_file(&mut hasher, rel, &root.join(rel)).ok()?;
     }
     Some(ImageKey(hasher.finalize().into()))
 }

@@ -394,6 +394,29 @@ fn impossible_matchers_and_unknown_subject_paths_are_rejected_with_lines() {
 }
 
 #[test]
+fn a_sensitive_path_no_seeded_document_holds_is_refused_with_the_fields_records_have() {
+    let dir = common::copy_world(&common::repo().join("fixtures/worlds/tau-retail"));
+    let manifest = dir.path().join("world.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        text.replace("\"users.address.address1\"", "\"users.adress.address1\""),
+    )
+    .expect("write");
+    let all = problems(World::load(dir.path()).expect_err("rejected"));
+    assert!(
+        all.contains(
+            "no seeded record of `users` has a value at `adress.address1` (its records have: "
+        ),
+        "{all}"
+    );
+    assert!(
+        all.contains("address"),
+        "the fields it names include the right one: {all}"
+    );
+}
+
+#[test]
 fn drafts_for_a_world_written_from_the_docs_pass_lint() {
     let dir = common::copy_world(&common::repo().join("tests/worlds/loans-desk"));
     let w = Arc::new(World::load(dir.path()).expect("the loans desk loads"));

@@ -96,8 +96,11 @@ fn report_problems(path: &str, problems: &[Diagnostic], as_json: bool) -> anyhow
     Ok(ExitCode::FAILURE)
 }
 
+/// Describes a world, reusing its cached seeded image like every other
+/// command that reads a world (`world check` alone seeds afresh: checking
+/// the seed files is its job).
 fn describe(dir: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
-    let world = World::load(&dir)?;
+    let world = super::load_world(&dir)?;
     if as_json {
         let out = json!({
             "id": world.meta.id,

@@ -97,14 +97,19 @@ impl Overlay {
         if data.pages.is_empty() && data.visible == data.len {
             return Ok(data.image);
         }
-        // Collected from a counted iterator, the Arc is allocated once, in
-        // place; it has one owner, so it can then be written.
-        let mut out: Arc<[u8]> = std::iter::repeat_n(0u8, len).collect();
+        // A zeroed allocation this large is fresh pages from the system,
+        // which take memory only as they are written; each private page is
+        // freed as soon as it is copied, the last first, so the allocator
+        // can hand the top of its heap back as it goes. So the copy takes
+        // about one database at its peak, not two.
+        let zeroed: Arc<[std::mem::MaybeUninit<u8>]> = Arc::new_zeroed_slice(len);
+        // SAFETY: zero is a valid u8, and every byte is zeroed.
+        let mut out: Arc<[u8]> = unsafe { zeroed.assume_init() };
         let Some(bytes) = Arc::get_mut(&mut out) else {
             unreachable!("a new Arc has one owner");
         };
         let page = data.page;
-        for (idx, chunk) in bytes.chunks_mut(page).enumerate() {
+        for (idx, chunk) in bytes.chunks_mut(page).enumerate().rev() {
             match data.pages.remove(&(idx as u64)) {
                 Some(p) => chunk.copy_from_slice(&p.bytes()[..chunk.len()]),
                 None => data.image_bytes((idx * page) as u64, chunk),

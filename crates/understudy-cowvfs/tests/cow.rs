@@ -143,8 +143,11 @@ fn a_database_built_over_an_empty_image_becomes_an_image_once_closed() {
     conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);")
         .expect("schema");
     for i in 0..3000 {
-        conn.execute("INSERT INTO t (id, v) VALUES (?1, ?2)", (i, format!("row {i}")))
-            .expect("row");
+        conn.execute(
+            "INSERT INTO t (id, v) VALUES (?1, ?2)",
+            (i, format!("row {i}")),
+        )
+        .expect("row");
     }
     let overlay = overlay
         .into_image()

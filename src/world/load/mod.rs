@@ -131,9 +131,9 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
     let (snapshot, image_source) = match found {
         Some(found) => (found.image, found.source),
         None => {
-            let snapshot = overlay.into_image().map_err(|_| {
-                Error::Other("the seeded world database was still open".into())
-            })?;
+            let snapshot = overlay
+                .into_image()
+                .map_err(|_| Error::Other("the seeded world database was still open".into()))?;
             if let Some(key) = key {
                 image::store(key, &snapshot, cache_dir);
             }

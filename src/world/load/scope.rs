@@ -158,20 +158,27 @@ fn field(
     if f.path.is_empty() {
         return Ok(f);
     }
-    let values = column_values(conn, table, &f.column).map_err(|e| e.to_string())?;
-    if values.is_empty() || values.iter().any(|v| !f.values(v).is_empty()) {
+    // Row by row, stopping at the first record that has the field: a big
+    // world's documents are never all held at once.
+    let mut any_record = false;
+    let mut first_document: Option<Value> = None;
+    let found = for_each_value(conn, table, &f.column, |v| {
+        any_record = true;
+        if first_document.is_none() {
+            if let Value::String(s) = &v {
+                first_document = serde_json::from_str::<Value>(s).ok();
+            }
+        }
+        !f.values(&v).is_empty()
+    })
+    .map_err(|e| e.to_string())?;
+    if found || !any_record {
         return Ok(f);
     }
-    let fields = values
-        .iter()
-        .find_map(|v| match v {
-            Value::String(s) => serde_json::from_str::<Value>(s).ok(),
-            _ => None,
-        })
-        .and_then(|d| {
-            d.as_object()
-                .map(|o| o.keys().cloned().collect::<Vec<_>>().join(", "))
-        });
+    let fields = first_document.and_then(|d| {
+        d.as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>().join(", "))
+    });
     Err(match fields {
         Some(keys) if !f.path.is_empty() => format!(
             "no seeded record of `{table}` has a value at `{path}` (its records have: {keys})"
@@ -180,22 +187,28 @@ fn field(
     })
 }
 
-/// Every value of one column, as JSON.
-pub(crate) fn column_values(
+/// Calls `hit` with each value of one column, as JSON, until it returns
+/// true; whether it did.
+fn for_each_value(
     conn: &Connection,
     table: &str,
     column: &str,
-) -> rusqlite::Result<Vec<Value>> {
+    mut hit: impl FnMut(Value) -> bool,
+) -> rusqlite::Result<bool> {
     let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let mut stmt = conn.prepare(&format!("SELECT {} FROM {}", q(column), q(table)))?;
-    let rows = stmt.query_map([], |r| {
-        Ok(match r.get_ref(0)? {
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let v = match r.get_ref(0)? {
             ValueRef::Null => Value::Null,
             ValueRef::Integer(i) => Value::from(i),
             ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
             ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
             ValueRef::Blob(_) => Value::Null,
-        })
-    })?;
-    rows.collect()
+        };
+        if hit(v) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
