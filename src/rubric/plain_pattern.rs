@@ -113,13 +113,19 @@ mod tests {
 
     #[test]
     fn alternatives_of_words_are_listed() {
-        assert_eq!(phrases("(?i)hire|employee").as_deref(), Some("“hire” or “employee”"));
+        assert_eq!(
+            phrases("(?i)hire|employee").as_deref(),
+            Some("“hire” or “employee”")
+        );
         assert_eq!(
             phrases(r"(?i)\bUK\b|England|United Kingdom").as_deref(),
             Some("“UK”, “England” or “United Kingdom”"),
             "letters as the annotator wrote them"
         );
-        assert_eq!(phrases(r"(?i)clause 7|6\.1").as_deref(), Some("“clause 7” or “6.1”"));
+        assert_eq!(
+            phrases(r"(?i)clause 7|6\.1").as_deref(),
+            Some("“clause 7” or “6.1”")
+        );
     }
 
     #[test]
