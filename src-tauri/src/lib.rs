@@ -218,9 +218,7 @@ fn process_age_ms() -> Option<f64> {
 /// empty page, the baseline for start-up and memory measurements).
 pub fn run() {
     let started = Instant::now();
-    webview::prepare_environment(webview::gpu_wanted(
-        std::env::var_os("UNDERSTUDY_GPU").as_deref(),
-    ));
+    webview::prepare_environment(webview::Engines::from_env(|k| std::env::var_os(k)));
     let options = Options::from_args_and_env(std::env::args_os(), |k| std::env::var_os(k));
     let mut window_state = tauri_plugin_window_state::Builder::default();
     if let Some(dir) = &options.data_dir {

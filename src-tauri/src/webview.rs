@@ -15,6 +15,8 @@
 //! Xvfb until the X window was exposed again (the e2e suite hung waiting
 //! for an animation frame), so it is not done.
 //!
+//! JavaScriptCore's JIT compilers are off too ([`Engines::environment`]).
+//!
 //! What the task still holds beyond a blank page: the app process keeps
 //! every bundled world parsed and seeded (+36 MB); the page process touches
 //! more of WebKit's and JavaScriptCore's code (+15 MB), shapes and caches
@@ -25,21 +27,59 @@
 //! web context, which wry creates, and the UI-process API has no call to
 //! collect JavaScript garbage.
 
-/// Whether WebKit paints through OpenGL: not unless the user asks for it
-/// with `UNDERSTUDY_GPU=1` (for a machine where CPU painting is too slow,
-/// or to compare).
-pub fn gpu_wanted(var: Option<&std::ffi::OsStr>) -> bool {
-    var.is_some_and(|v| v == "1")
+/// Which of WebKit's memory-hungry engines the user turned back on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Engines {
+    /// Paint through OpenGL (`UNDERSTUDY_GPU=1`): for a machine where CPU
+    /// painting is too slow, or to compare.
+    pub gpu: bool,
+    /// Compile JavaScript to machine code (`UNDERSTUDY_JIT=1`).
+    pub jit: bool,
 }
 
-/// Asks WebKit to paint on the CPU, unless `gpu` or the user already chose
-/// (`WEBKIT_SKIA_ENABLE_CPU_RENDERING` set). WebKit reads it when it starts
-/// its page process, which inherits this process's environment: call this
-/// first thing, before any thread or window exists.
-pub fn prepare_environment(gpu: bool) {
-    const VAR: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
-    if !gpu && std::env::var_os(VAR).is_none() {
-        std::env::set_var(VAR, "1");
+impl Engines {
+    /// Reads `UNDERSTUDY_GPU` and `UNDERSTUDY_JIT` through `var`: each is on
+    /// only when set to `1`.
+    pub fn from_env(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Engines {
+        let on = |name: &str| var(name).is_some_and(|v| v == "1");
+        Engines {
+            gpu: on("UNDERSTUDY_GPU"),
+            jit: on("UNDERSTUDY_JIT"),
+        }
+    }
+
+    /// The environment the page process needs for these choices: painting
+    /// on the CPU unless the GPU is wanted, and JavaScriptCore without its
+    /// JIT compilers unless they are. A variable the user already set is
+    /// left as it is.
+    ///
+    /// Why no JIT: the page is forms and tables whose scripts run in short
+    /// bursts on a key press, so interpreting them is fast enough, while
+    /// the JITs' compilers, code and profiling data cost the page process
+    /// about 75 MB in a task (tests-e2e/test_memory.py: the task's peak
+    /// fell from 1.64 to 1.42 times a blank page; the optimising compilers
+    /// alone were 30 MB of it). WebKit supports running without them
+    /// (Apple's Lockdown Mode does).
+    pub fn environment(self) -> Vec<(&'static str, &'static str)> {
+        let mut vars = Vec::new();
+        if !self.gpu {
+            vars.push(("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1"));
+        }
+        if !self.jit {
+            vars.push(("JSC_useJIT", "false"));
+        }
+        vars
+    }
+}
+
+/// Sets the environment for `engines` ([`Engines::environment`]). WebKit
+/// reads it when it starts its page process, which inherits this process's
+/// environment: call this first thing, before any thread or window exists.
+pub fn prepare_environment(engines: Engines) {
+    for (name, value) in engines.environment() {
+        if std::env::var_os(name).is_none() {
+            std::env::set_var(name, value);
+        }
     }
 }
 
@@ -68,14 +108,49 @@ pub fn trim(_window: &tauri::WebviewWindow) -> tauri::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::gpu_wanted;
-    use std::ffi::OsStr;
+    use super::Engines;
+    use std::ffi::OsString;
+
+    fn engines(vars: &[(&str, &str)]) -> Engines {
+        Engines::from_env(|name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| OsString::from(v))
+        })
+    }
 
     #[test]
-    fn the_gpu_is_used_only_when_asked_for() {
-        assert!(!gpu_wanted(None));
-        assert!(!gpu_wanted(Some(OsStr::new("0"))));
-        assert!(!gpu_wanted(Some(OsStr::new(""))));
-        assert!(gpu_wanted(Some(OsStr::new("1"))));
+    fn the_gpu_and_the_jit_are_used_only_when_asked_for() {
+        assert_eq!(engines(&[]), Engines::default());
+        assert_eq!(
+            engines(&[("UNDERSTUDY_GPU", "0"), ("UNDERSTUDY_JIT", "")]),
+            Engines::default()
+        );
+        assert_eq!(
+            engines(&[("UNDERSTUDY_GPU", "1"), ("UNDERSTUDY_JIT", "1")]),
+            Engines {
+                gpu: true,
+                jit: true
+            }
+        );
+    }
+
+    #[test]
+    fn the_page_paints_on_the_cpu_and_interprets_javascript_by_default() {
+        assert_eq!(
+            Engines::default().environment(),
+            [
+                ("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1"),
+                ("JSC_useJIT", "false")
+            ]
+        );
+        assert_eq!(
+            Engines {
+                gpu: true,
+                jit: true
+            }
+            .environment(),
+            []
+        );
     }
 }

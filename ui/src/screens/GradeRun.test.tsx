@@ -19,7 +19,7 @@ describe("a check's evidence on the grading sheet", () => {
     automatic: false,
     evidence: {
       detail: "2 records changed that should not have",
-      rows: [{ cancel_at_period_end: 1, refunded_cents: 7900 }],
+      rows: [{ cancel_at_period_end: 1, refunded_cents: 7900, "count(*)": 2 }],
       changes: [
         { table: "credits", key: "CR-1", change: "added" },
         { table: "ticket_messages", key: "TM-9", change: "changed" },
@@ -44,7 +44,7 @@ describe("a check's evidence on the grading sheet", () => {
       "Records that changed: Account credits CR-1 (added), Ticket messages TM-9 (changed)",
     );
     const found = screen.getByText(/^Found:/).textContent;
-    expect(found).toBe("Found: Cancels at renewal: 1, Refunded cents: 7900");
+    expect(found).toBe("Found: Cancels at renewal: 1, Refunded cents: 7900, Number of records: 2");
   });
 
   it("falls back to readable names when the world gives none", () => {

@@ -42,6 +42,8 @@ function stepLine(s: StepView): string {
 
 /** What a check's found column is called on screen: the first table whose labels name it. */
 function foundLabel(column: string, labels?: WorldLabels): string {
+  // A query's count comes back named by its SQL ("count(*)").
+  if (/^count\(.*\)$/i.test(column.trim())) return "Number of records";
   for (const cols of Object.values(labels?.column_labels ?? {})) {
     const label = cols?.[column];
     if (label) return label;
