@@ -152,25 +152,48 @@ impl Matcher {
     }
 
     /// How an annotator would say it, for evidence.
+    /// What the matcher accepts, in words that finish "it should be …":
+    /// `cancelled`, "one of 1, 2 or 3", "about 12.5 (± 0.01)".
     pub fn describe(&self) -> String {
         match self {
-            Matcher::Exact(v) => format!("= {}", compact(v)),
-            Matcher::AnyOf(list) => format!(
-                "one of {}",
-                list.iter().map(compact).collect::<Vec<_>>().join(", ")
-            ),
-            Matcher::Number { value, tolerance } if *tolerance > 0.0 => {
-                format!("≈ {value} (± {tolerance})")
+            Matcher::Exact(v) => plain(v),
+            Matcher::AnyOf(list) => {
+                let words: Vec<String> = list.iter().map(plain).collect();
+                format!("one of {}", or_list(&words))
             }
-            Matcher::Number { value, .. } => format!("= {value} (as a number)"),
+            Matcher::Number { value, tolerance } if *tolerance > 0.0 => {
+                format!("about {value} (± {tolerance})")
+            }
+            Matcher::Number { value, .. } => format!("{value}"),
             Matcher::Regex(re) => match plain_pattern::phrases(re.as_str()) {
-                Some(words) => format!("reads like {words}"),
-                None => format!("matches /{}/", re.as_str()),
+                Some(words) => format!("text that reads like {words}"),
+                None => format!("text matching /{}/", re.as_str()),
             },
-            Matcher::Contains(p) => format!("contains \"{p}\""),
+            Matcher::Contains(p) => format!("text containing “{p}”"),
             Matcher::Absent => "absent".into(),
             Matcher::Present => "present".into(),
         }
+    }
+}
+
+/// A value as a person reads it: text in quotes, yes/no, "empty" for
+/// null, numbers as they are, lists and records as compact JSON.
+pub fn plain(v: &Value) -> String {
+    match v {
+        Value::Null => "empty".into(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        Value::String(s) => format!("“{}”", shorten(s, 120)),
+        other => compact(other),
+    }
+}
+
+/// "a", "a or b", "a, b or c".
+fn or_list(words: &[String]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
     }
 }
 
@@ -301,6 +324,28 @@ mod tests {
     fn parse(src: &str) -> Result<Matcher, String> {
         let table: toml::Table = toml::from_str(&format!("m = {src}")).expect("toml");
         Matcher::parse(&table["m"])
+    }
+
+    #[test]
+    fn matchers_say_what_they_accept_in_words() {
+        let said = |src: &str| parse(src).expect("matcher").describe();
+        assert_eq!(said("79"), "79");
+        assert_eq!(said("\"cancelled\""), "“cancelled”");
+        assert_eq!(said("true"), "yes");
+        assert_eq!(said("{ number = 79.5 }"), "79.5");
+        assert_eq!(
+            said("{ number = 79.0, tolerance = 0.005 }"),
+            "about 79 (± 0.005)"
+        );
+        assert_eq!(
+            said("{ any_of = [\"billing\", \"security\", \"technical\"] }"),
+            "one of “billing”, “security” or “technical”"
+        );
+        assert_eq!(
+            said("{ contains = \"INV-24073\" }"),
+            "text containing “inv-24073”"
+        );
+        assert_eq!(plain(&json!(null)), "empty");
     }
 
     #[test]

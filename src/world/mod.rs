@@ -343,6 +343,15 @@ impl World {
     pub fn table(&self, name: &str) -> Option<&TableInfo> {
         self.tables.iter().find(|t| t.name == name)
     }
+
+    /// What the table `name` is called on screen: its title from
+    /// labels.toml, else its name made readable (`ticket_messages` →
+    /// "Ticket messages"), so evidence names records in the world's words.
+    pub fn table_title(&self, name: &str) -> String {
+        self.table(name)
+            .and_then(|t| t.title.clone())
+            .unwrap_or_else(|| load::names::humanize(name))
+    }
 }
 
 impl View {

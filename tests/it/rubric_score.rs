@@ -163,6 +163,12 @@ fn evidence_names_the_step_and_the_rows() {
     let gate = criterion(&s, "nothing-else-changed");
     assert_eq!(gate.evidence.changes.len(), 1);
     assert_eq!(gate.evidence.changes[0].key, "A-3");
+    // In words a grader reads: the table as the world shows it (the mini
+    // world has no labels.toml, so its name made readable), no SQL terms.
+    assert_eq!(
+        gate.evidence.detail,
+        "1 record changed that the task does not allow: Accounts A-3 (changed)"
+    );
     let neg = criterion(&s, "no-transfer-to-others");
     assert_eq!(neg.met, Some(true));
     assert_eq!(neg.earned, -3.0);
@@ -175,10 +181,18 @@ fn evidence_names_the_step_and_the_rows() {
         .query
         .as_deref()
         .is_some_and(|q| q.contains("FROM accounts")));
-    assert!(
-        bal.evidence.detail.contains("70"),
-        "{}",
-        bal.evidence.detail
+    assert_eq!(
+        bal.evidence.detail,
+        "It is 70.0; it should be about 75 (± 0.001)"
+    );
+    let passed = score(&world, &rubric, &gold(&world, "pay-back"));
+    assert_eq!(
+        criterion(&passed, "nothing-else-changed").evidence.detail,
+        "No record changed other than the ones the task allows."
+    );
+    assert_eq!(
+        criterion(&passed, "ada-balance").evidence.detail,
+        "It is 75.0, as expected"
     );
 }
 

@@ -112,17 +112,18 @@ impl ChangesCheck {
                 }
             }
         }
+        let world = cx.episode.world();
         let detail = if unexpected.is_empty() {
-            "no record changed outside the expected ones".to_string()
+            "No record changed other than the ones the task allows.".to_string()
         } else {
             let list: Vec<String> = unexpected
                 .iter()
                 .take(5)
-                .map(|c| format!("{} {} {}", c.table, c.key, c.change))
+                .map(|c| format!("{} {} ({})", world.table_title(&c.table), c.key, c.change))
                 .collect();
             format!(
-                "{} record(s) changed that should not have: {}{}",
-                unexpected.len(),
+                "{} that the task does not allow: {}{}",
+                records_changed(unexpected.len()),
                 list.join(", "),
                 if unexpected.len() > 5 { ", …" } else { "" }
             )
@@ -131,5 +132,14 @@ impl ChangesCheck {
         let mut ev = Evidence::detail(detail);
         ev.changes = unexpected;
         (Outcome::Met(met), ev)
+    }
+}
+
+/// "1 record changed", "3 records changed".
+fn records_changed(n: usize) -> String {
+    if n == 1 {
+        "1 record changed".into()
+    } else {
+        format!("{n} records changed")
     }
 }

@@ -7,7 +7,7 @@ use super::changes::ChangesCheck;
 use super::compile::CompileCx;
 use crate::rubric::evaluation::{Context, Evidence, Outcome};
 use crate::rubric::format::CriterionToml;
-use crate::rubric::matchers::{compact, shorten, Matcher, MATCHER_KEYS};
+use crate::rubric::matchers::{plain, shorten, Matcher, MATCHER_KEYS};
 
 /// The fields a state criterion may set.
 pub(crate) const FIELDS: &[&str] = &["query", "expect", "changes"];
@@ -222,6 +222,15 @@ fn first_parameter(sql: &str) -> Option<String> {
     None
 }
 
+/// "1 record", "3 records".
+fn records(n: usize) -> String {
+    if n == 1 {
+        "1 record".into()
+    } else {
+        format!("{n} records")
+    }
+}
+
 fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidence) {
     let rows = match cx.episode.query(sql, &Map::new()) {
         Ok(rows) => rows,
@@ -243,53 +252,65 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
             let n = rows.len();
             let ok = n >= *min && max.is_none_or(|m| n <= m);
             let want = match max {
-                Some(m) if m == min => format!("{m}"),
-                Some(m) => format!("{min} to {m}"),
-                None => format!("at least {min}"),
+                Some(m) if m == min => records(*m),
+                Some(m) => format!("{min} to {m} records"),
+                None => format!("at least {}", records(*min)),
             };
-            ev.expected = Some(format!("{want} row(s)"));
-            (
-                ok,
-                format!("the query returned {n} row(s); expected {want}"),
-            )
+            ev.expected = Some(want.clone());
+            let found = if n == 0 {
+                "No record".to_string()
+            } else {
+                records(n)
+            };
+            let detail = if ok {
+                format!("{found} found, as expected")
+            } else {
+                format!("{found} found; there should be {want}")
+            };
+            (ok, detail)
         }
         Expect::Null(want_null) => {
             let is_null = first.is_none_or(Value::is_null);
             ev.value = first.cloned();
-            let want = if *want_null { "NULL" } else { "not NULL" };
+            let want = if *want_null { "empty" } else { "filled in" };
             ev.expected = Some(want.into());
             let got = match first {
-                None => "no row".to_string(),
-                Some(v) => compact(v),
+                None => "No record was found".to_string(),
+                Some(Value::Null) => "It is empty".to_string(),
+                Some(v) => format!("It is {}", plain(v)),
             };
-            (
-                is_null == *want_null,
-                format!("the value is {got}; expected {want}"),
-            )
+            let ok = is_null == *want_null;
+            let detail = if ok {
+                format!("{got}, as expected")
+            } else {
+                format!("{got}; it should be {want}")
+            };
+            (ok, detail)
         }
         Expect::Value(m) => {
             let ok = first.is_some() && m.matches(first);
             ev.value = first.cloned();
             ev.expected = Some(m.describe());
-            let got = match first {
-                None => "no row".to_string(),
-                Some(v) => compact(v),
+            let detail = match first {
+                None => format!("No record was found; it should be {}", m.describe()),
+                Some(v) if ok => format!("It is {}, as expected", plain(v)),
+                Some(v) => format!("It is {}; it should be {}", plain(v), m.describe()),
             };
-            (ok, format!("the value is {got}; expected {}", m.describe()))
+            (ok, detail)
         }
         Expect::JsonIncludes(want) => match first.map(as_document) {
             None => (
                 false,
-                "the query returned no row; expected the record".to_string(),
+                "No record was found; the record should be there".to_string(),
             ),
-            Some(got) => match missing_part(&got, want, "$") {
-                None => (true, "the record has the expected fields".to_string()),
+            Some(got) => match missing_part(&got, want, "") {
+                None => (true, "The record has the expected values".to_string()),
                 Some(diff) => {
                     ev.value = Some(got);
                     ev.expected = Some(shorten(&want.to_string(), 2000));
                     (
                         false,
-                        format!("the record differs from the expected fields: {diff}"),
+                        format!("The record differs from what is expected: {diff}"),
                     )
                 }
             },
@@ -297,18 +318,16 @@ fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidenc
         Expect::Json(want) => match first.map(as_document) {
             None => (
                 false,
-                "the query returned no row; expected the record".to_string(),
+                "No record was found; the record should be there".to_string(),
             ),
-            Some(got) if &got == want => {
-                (true, "the record equals the expected document".to_string())
-            }
+            Some(got) if &got == want => (true, "The record is exactly as expected".to_string()),
             Some(got) => {
-                let diff = first_difference(&got, want, "$");
+                let diff = first_difference(&got, want, "");
                 ev.value = Some(got);
                 ev.expected = Some(shorten(&want.to_string(), 2000));
                 (
                     false,
-                    format!("the record differs from the expected document: {diff}"),
+                    format!("The record differs from what is expected: {diff}"),
                 )
             }
         },
@@ -334,12 +353,16 @@ fn as_document(v: &Value) -> Value {
 }
 
 /// Where `got` lacks a field of `want` or holds another value there;
-/// `None` when it has them all.
+/// `None` when it has them all. Paths are in words (see [`field`]).
 fn missing_part(got: &Value, want: &Value, path: &str) -> Option<String> {
     match (got, want) {
         (Value::Object(g), Value::Object(w)) => w.iter().find_map(|(k, wv)| match g.get(k) {
-            None => Some(format!("{path}.{k} is missing (expected {})", compact(wv))),
-            Some(gv) => missing_part(gv, wv, &format!("{path}.{k}")),
+            None => Some(format!(
+                "{} is missing; it should be {}",
+                field(path, k),
+                plain(wv)
+            )),
+            Some(gv) => missing_part(gv, wv, &field(path, k)),
         }),
         _ if got == want => None,
         _ => Some(first_difference(got, want, path)),
@@ -348,37 +371,77 @@ fn missing_part(got: &Value, want: &Value, path: &str) -> Option<String> {
 
 /// Where two JSON documents first differ, as a path and both values.
 fn first_difference(got: &Value, want: &Value, path: &str) -> String {
+    let at = if path.is_empty() { "the record" } else { path };
     match (got, want) {
         (Value::Object(g), Value::Object(w)) => {
             for (k, wv) in w {
                 match g.get(k) {
-                    None => return format!("{path}.{k} is missing (expected {})", compact(wv)),
-                    Some(gv) if gv != wv => {
-                        return first_difference(gv, wv, &format!("{path}.{k}"))
+                    None => {
+                        return format!("{} is missing; it should be {}", field(path, k), plain(wv))
                     }
+                    Some(gv) if gv != wv => return first_difference(gv, wv, &field(path, k)),
                     _ => {}
                 }
             }
             if let Some(k) = g.keys().find(|k| !w.contains_key(*k)) {
-                return format!("{path}.{k} is not expected");
+                return format!("{} is there but should not be", field(path, k));
             }
-            format!("{path} differs")
+            format!("{at} differs")
         }
         (Value::Array(g), Value::Array(w)) => {
             for (i, (gv, wv)) in g.iter().zip(w).enumerate() {
                 if gv != wv {
-                    return first_difference(gv, wv, &format!("{path}[{i}]"));
+                    return first_difference(gv, wv, &format!("{at} › item {}", i + 1));
                 }
             }
-            format!("{path} has {} item(s), expected {}", g.len(), w.len())
+            format!("{at} has {} item(s); it should have {}", g.len(), w.len())
         }
-        _ => format!("{path} is {}, expected {}", compact(got), compact(want)),
+        _ => format!("{at} is {}; it should be {}", plain(got), plain(want)),
+    }
+}
+
+/// A document field's path in words: `payment_history` inside `items`
+/// item 2 reads "items › item 2 › payment history".
+fn field(path: &str, key: &str) -> String {
+    let key = key.replace('_', " ");
+    if path.is_empty() {
+        key
+    } else {
+        format!("{path} › {key}")
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::first_parameter;
+    use super::{first_difference, first_parameter, missing_part};
+    use serde_json::json;
+
+    #[test]
+    fn differences_are_said_as_fields_and_values_not_json_paths() {
+        let got = json!({"status": "pending", "items": [{"price": 10}, {"price": 12.5}]});
+        assert_eq!(
+            missing_part(&got, &json!({"status": "cancelled"}), "").as_deref(),
+            Some("status is “pending”; it should be “cancelled”")
+        );
+        assert_eq!(
+            missing_part(&got, &json!({"cancel_reason": "ordered by mistake"}), "").as_deref(),
+            Some("cancel reason is missing; it should be “ordered by mistake”")
+        );
+        assert_eq!(missing_part(&got, &json!({"status": "pending"}), ""), None);
+        let want = json!({"status": "pending", "items": [{"price": 10}, {"price": 13}]});
+        assert_eq!(
+            first_difference(&got, &want, ""),
+            "items › item 2 › price is 12.5; it should be 13"
+        );
+        assert_eq!(
+            first_difference(&json!([1]), &json!([1, 2]), ""),
+            "the record has 1 item(s); it should have 2"
+        );
+        assert_eq!(
+            first_difference(&json!({"a": null, "b": true}), &json!({"a": null}), ""),
+            "b is there but should not be"
+        );
+    }
 
     #[test]
     fn finds_parameters_outside_quotes_and_comments() {

@@ -12,7 +12,7 @@ mod database;
 mod files;
 mod labels;
 mod manifest_check;
-mod names;
+pub(crate) mod names;
 mod scope;
 mod tables;
 mod task_lines;

@@ -20,7 +20,7 @@ pub(super) fn is_identifier(s: &str) -> bool {
 }
 
 /// `issue_refund` → `Issue refund`.
-pub(super) fn humanize(name: &str) -> String {
+pub(crate) fn humanize(name: &str) -> String {
     let spaced = name.replace('_', " ");
     let mut chars = spaced.chars();
     match chars.next() {

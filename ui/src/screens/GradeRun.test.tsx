@@ -18,7 +18,7 @@ describe("a check's evidence on the grading sheet", () => {
     judged: false,
     automatic: false,
     evidence: {
-      detail: "2 records changed that should not have",
+      detail: "2 records changed that the task does not allow: Account credits CR-1 (added), Ticket messages TM-9 (changed)",
       rows: [{ cancel_at_period_end: 1, refunded_cents: 7900, "count(*)": 2 }],
       changes: [
         { table: "credits", key: "CR-1", change: "added" },
@@ -40,18 +40,15 @@ describe("a check's evidence on the grading sheet", () => {
       table_titles: { credits: "Account credits" },
       column_labels: { subscriptions: { cancel_at_period_end: "Cancels at renewal" }, invoices: {} },
     });
-    expect(screen.getByTestId("evidence-changes").textContent).toBe(
-      "Records that changed: Account credits CR-1 (added), Ticket messages TM-9 (changed)",
-    );
+    // The engine names changed records in the world's words; the sheet shows that once.
+    expect(screen.getByTestId("evidence").textContent).toContain("does not allow: Account credits CR-1 (added)");
+    expect(screen.getByTestId("evidence").textContent?.match(/CR-1/g)).toHaveLength(1);
     const found = screen.getByText(/^Found:/).textContent;
     expect(found).toBe("Found: Cancels at renewal: 1, Refunded cents: 7900, Number of records: 2");
   });
 
   it("falls back to readable names when the world gives none", () => {
     card();
-    expect(screen.getByTestId("evidence-changes").textContent).toBe(
-      "Records that changed: Credits CR-1 (added), Ticket messages TM-9 (changed)",
-    );
     expect(screen.getByText(/^Found:/).textContent).toContain("Cancel at period end: 1");
   });
 });

@@ -65,12 +65,6 @@ function EvidenceView({ c, labels }: { c: SheetCriterion; labels?: WorldLabels }
           Found: {rows.map((r) => Object.entries(r).map(([k, v]) => `${foundLabel(k, labels)}: ${cell(v)}`).join(", ")).join("; ")}
         </div>
       )}
-      {e.changes && e.changes.length > 0 && (
-        <div className="small muted" data-testid="evidence-changes">
-          Records that changed:{" "}
-          {e.changes.map((ch) => `${labels?.table_titles[ch.table] ?? humanize(ch.table)} ${ch.key} (${ch.change})`).join(", ")}
-        </div>
-      )}
     </div>
   );
 }
