@@ -156,6 +156,10 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     # the phrases it accepts, never a raw column name or regex.
     found = app.text_of(f"{criterion(app, 'cancelled-at-period-end')} [data-testid=evidence]")
     assert "Cancels at renewal" in found and "cancel_at_period_end" not in found, found
+    assert found.startswith("It is ") and "the value is" not in found, found
+    # The run's steps by the tools' titles, as the tool finder names them.
+    steps = app.text_of(".gr-step-tool")
+    assert steps.startswith("Open ticket — Ticket id: T-10"), steps
     said = app.text_of(f"{criterion(app, OVERRIDDEN)} [data-testid=evidence]")
     assert "wording like “export”" in said and "(?i)" not in said, said
 

@@ -78,7 +78,10 @@ def test_a_reviewer_approves_one_recording_returns_another_and_the_expert_gets_i
     app.wait_text("[data-testid=consensus-summary]", "2 runs (Renee Okafor, Renee Okafor): the same final value on")
     differs = app.all("[data-testid=consensus-fields] tr[data-agreed=false]")
     assert differs and any("INV-24073" in r.text for r in differs), [r.text for r in differs]
-    refund_row = [r.text for r in app.all("[data-testid=consensus-actions] tr[data-agreed=false]") if "issue_refund" in r.text]
+    # Tool calls by the tools' titles, never their names.
+    calls = app.text_of("[data-testid=consensus-actions]")
+    assert "issue_refund" not in calls and "get_ticket" not in calls, calls
+    refund_row = [r.text for r in app.all("[data-testid=consensus-actions] tr[data-agreed=false]") if "Issue refund" in r.text]
     assert refund_row and refund_row[0].replace(" ", "").endswith("✓—"), refund_row
     app.shot("20b-review-consensus")
     app.clickable("[data-testid=consensus] button").click()

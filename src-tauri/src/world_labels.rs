@@ -16,6 +16,9 @@ pub struct WorldLabels {
     pub table_titles: BTreeMap<String, String>,
     /// The world's labels of each table's columns, by table and column.
     pub column_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// What each tool is called on screen ("Open ticket" for `get_ticket`),
+    /// so a run's steps read as the expert's tool finder names them.
+    pub tool_titles: BTreeMap<String, String>,
 }
 
 impl WorldLabels {
@@ -30,6 +33,11 @@ impl WorldLabels {
                 .tables
                 .iter()
                 .map(|t| (t.name.clone(), t.labels.clone()))
+                .collect(),
+            tool_titles: world
+                .expert_tool_specs()
+                .into_iter()
+                .map(|t| (t.name, t.title))
                 .collect(),
         }
     }

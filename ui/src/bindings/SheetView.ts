@@ -19,4 +19,9 @@ table_titles: { [key in string]?: string },
 /**
  * The world's labels of each table's columns, by table and column.
  */
-column_labels: { [key in string]?: { [key in string]?: string } }, };
+column_labels: { [key in string]?: { [key in string]?: string } }, 
+/**
+ * What each tool is called on screen ("Open ticket" for `get_ticket`),
+ * so a run's steps read as the expert's tool finder names them.
+ */
+tool_titles: { [key in string]?: string }, };

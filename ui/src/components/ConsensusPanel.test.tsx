@@ -37,6 +37,7 @@ describe("demonstration agreement", () => {
           consensus: differing,
           table_titles: { invoices: "Customer invoices" },
           column_labels: { invoices: { refunded_cents: "Refunded so far" } },
+          tool_titles: { issue_refund: "Issue a refund" },
         }}
         onClose={() => {}}
       />,
@@ -49,6 +50,11 @@ describe("demonstration agreement", () => {
     expect(fields.textContent).not.toContain("refunded_cents");
     expect(fields.textContent).toContain("Tickets T-1042");
     expect(fields.textContent).toContain("7900");
-    expect(screen.getByTestId("consensus-actions").textContent).toContain("Messages to the customer");
+    const calls = screen.getByTestId("consensus-actions").textContent;
+    expect(calls).toContain("Messages to the customer");
+    // Tool calls by the tools' titles; a tool the view has no title for, humanised.
+    expect(calls).toContain("Issue a refund");
+    expect(calls).toContain("Get ticket");
+    expect(calls).not.toContain("issue_refund");
   });
 });

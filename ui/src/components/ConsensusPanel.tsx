@@ -82,7 +82,7 @@ export function ConsensusPanel({ view, onClose }: { view: ConsensusView; onClose
             {c.actions.map((a, n) => (
               <tr key={n} className={a.agreed ? undefined : "cs-differs"} data-agreed={a.agreed}>
                 <td colSpan={3}>
-                  <strong>{a.tool}</strong> <span className="small muted">{argsSummary(a.args)}</span>
+                  <strong>{view.tool_titles[a.tool] ?? humanize(a.tool)}</strong> <span className="small muted">{argsSummary(a.args)}</span>
                 </td>
                 {a.runs.map((made, i) => (
                   <td key={i} aria-label={made ? "made this call" : "did not"}>

@@ -4,7 +4,8 @@ import { describe, expect, it, vi } from "vitest";
 vi.mock("../api", () => ({ api: {} }));
 
 import type { SheetCriterion } from "../bindings/SheetCriterion";
-import { CriterionCard } from "./GradeRun";
+import type { StepView } from "../bindings/StepView";
+import { CriterionCard, stepLine } from "./GradeRun";
 
 describe("a check's evidence on the grading sheet", () => {
   const check: SheetCriterion = {
@@ -39,6 +40,7 @@ describe("a check's evidence on the grading sheet", () => {
     card({
       table_titles: { credits: "Account credits" },
       column_labels: { subscriptions: { cancel_at_period_end: "Cancels at renewal" }, invoices: {} },
+      tool_titles: {},
     });
     // The engine names changed records in the world's words; the sheet shows that once.
     expect(screen.getByTestId("evidence").textContent).toContain("does not allow: Account credits CR-1 (added)");
@@ -50,5 +52,15 @@ describe("a check's evidence on the grading sheet", () => {
   it("falls back to readable names when the world gives none", () => {
     card();
     expect(screen.getByText(/^Found:/).textContent).toContain("Cancel at period end: 1");
+  });
+});
+
+describe("a run's steps on the grading sheet", () => {
+  const step = (tool: string, args: Record<string, unknown>) => ({ action: { tool, args } }) as unknown as StepView;
+
+  it("names each tool as the expert's tool finder does", () => {
+    const labels = { table_titles: {}, column_labels: {}, tool_titles: { get_ticket: "Open ticket" } };
+    expect(stepLine(step("get_ticket", { ticket_id: "T-1049" }), labels)).toBe("Open ticket — Ticket id: T-1049");
+    expect(stepLine(step("lookup_customer", {}), labels)).toBe("Lookup customer");
   });
 });

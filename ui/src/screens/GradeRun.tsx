@@ -34,10 +34,12 @@ function Verdict({ met, points, testId }: { met: boolean | null; points: number;
   );
 }
 
-function stepLine(s: StepView): string {
+/** A step as the expert's tool finder names it ("Open ticket — Ticket id: T-1049"). */
+export function stepLine(s: StepView, labels?: WorldLabels): string {
   if (isMessage(s.action)) return `Message: ${s.action.message}`;
+  const tool = labels?.tool_titles[s.action.tool] ?? humanize(s.action.tool);
   const args = argsSummary(s.action.args);
-  return args ? `${s.action.tool} — ${args}` : s.action.tool;
+  return args ? `${tool} — ${args}` : tool;
 }
 
 /** What a check's found column is called on screen: the first table whose labels name it. */
@@ -402,7 +404,7 @@ export function GradeRun({ episodeId, onBack }: { episodeId: string; onBack: () 
               <li key={st.idx} className={highlighted.has(i) ? "gr-step-hit" : undefined} data-testid="run-step">
                 <span className="gr-step-n">{i + 1}</span>
                 <div>
-                  <div className={isMessage(st.action) ? "gr-step-message" : "gr-step-tool"}>{stepLine(st)}</div>
+                  <div className={isMessage(st.action) ? "gr-step-message" : "gr-step-tool"}>{stepLine(st, view)}</div>
                   {!st.ok && <div className="small gr-tone-red">Refused: {st.text}</div>}
                   {st.ok && !isMessage(st.action) && (st.text || resultLine(st)) && (
                     <div className="small muted gr-step-result">{st.text || resultLine(st)}</div>
