@@ -75,6 +75,34 @@ pub(super) fn run(ep: &mut Episode, tool: &Tool, args: &Map<String, Value>) -> O
     }
 }
 
+/// `[arguments]`: a call naming a reserved argument, or one `parameters`
+/// does not declare (the first in code-point order), is refused before any
+/// guard, as a failed guard would refuse it.
+fn refuse_arguments(
+    world: &crate::world::World,
+    tool: &Tool,
+    args: &Map<String, Value>,
+) -> Option<Observation> {
+    let rules = &tool.arguments;
+    let (template, context) = if let Some((_, t)) = rules
+        .reserved
+        .iter()
+        .find(|(name, _)| args.contains_key(name))
+    {
+        (t, Value::Object(args.clone()))
+    } else {
+        let (t, declared) = rules.unexpected.as_ref()?;
+        let name = args.keys().filter(|k| !declared.contains(*k)).min()?;
+        let mut context = args.clone();
+        context.insert("name".into(), Value::String(name.clone()));
+        (t, Value::Object(context))
+    };
+    Some(match render(&world.templates, tool, template, &context) {
+        Ok(message) => Observation::failure(ObservationErrorCode::GuardFailed, message),
+        Err(m) => Observation::failure(ObservationErrorCode::ToolFailed, m),
+    })
+}
+
 /// Runs one of the engine's own statements, cached. World SQL can never
 /// share these cache entries: savepoint statements are refused by the text
 /// check before any world statement is prepared.
@@ -99,6 +127,10 @@ fn execute(
             args.get(name).map(from_json)
         }
     };
+
+    if let Some(refused) = refuse_arguments(&world, tool, args) {
+        return refused;
+    }
 
     for guard in &tool.guards {
         let checked = (|| -> rusqlite::Result<(bool, Map<String, Value>)> {

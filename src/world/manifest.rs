@@ -139,6 +139,7 @@ pub struct ToolToml {
     #[serde(default)]
     pub ends_episode: bool,
     pub parameters: Option<toml::Value>,
+    pub arguments: Option<ArgumentsToml>,
     #[serde(default)]
     pub guards: Vec<GuardToml>,
     #[serde(default)]
@@ -158,6 +159,20 @@ pub enum ToolKind {
     /// May change the world's records (the default).
     #[default]
     Write,
+}
+
+/// `[arguments]`: how a call naming the wrong arguments is refused, before
+/// any guard and without SQL (τ-bench's Python raises on these).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentsToml {
+    /// Argument names a call may not use, each with its refusal (a
+    /// template over the call's arguments); checked in name order.
+    #[serde(default)]
+    pub reserved: BTreeMap<String, Spanned<String>>,
+    /// The refusal of a call naming an argument `parameters` does not
+    /// declare; `{{ name }}` is the first such name in code-point order.
+    pub unexpected: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

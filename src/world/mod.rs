@@ -117,6 +117,8 @@ pub struct Tool {
     /// JSON Schema of the arguments, as the agent and the form builder see it.
     pub parameters: serde_json::Value,
     pub(crate) validator: jsonschema::Validator,
+    /// Argument names refused before any guard (`[arguments]`).
+    pub(crate) arguments: ArgumentRules,
     /// Rules checked in order before the body; the first that fails refuses
     /// the call.
     pub(crate) guards: Vec<Guard>,
@@ -126,6 +128,17 @@ pub struct Tool {
     pub(crate) script: Option<rhai::AST>,
     /// What the call returns, when it returns more than `Done.`.
     pub(crate) result: Option<ToolResult>,
+}
+
+/// `[arguments]`, compiled: the refusals of calls naming reserved or
+/// undeclared arguments, checked in Rust before the guards' SQL.
+#[derive(Default)]
+pub(crate) struct ArgumentRules {
+    /// Reserved names with their error template's name, in name order.
+    pub reserved: Vec<(String, String)>,
+    /// The undeclared-argument error template's name, and the names
+    /// `parameters` declares.
+    pub unexpected: Option<(String, std::collections::BTreeSet<String>)>,
 }
 
 /// A business rule checked before a tool's body runs.

@@ -120,3 +120,84 @@ fn other_undeclared_names_are_still_refused() {
         "{found:?}"
     );
 }
+
+/// The mini world's `get_account` refusing `data` and undeclared argument
+/// names with `[arguments]`, in Rust, before its guards.
+fn world_with_argument_rules(rules: &str) -> tempfile::TempDir {
+    let dir = mini_taking_any_arguments();
+    common::append(dir.path(), "tools/get_account.toml", rules);
+    dir
+}
+
+const RULES: &str = "\n[arguments]\nreserved.data = \"get_account() got multiple values for 'data' (account {{ account_id }})\"\nunexpected = \"get_account() got an unexpected keyword argument '{{ name }}'\"\n";
+
+#[test]
+fn argument_rules_refuse_reserved_then_undeclared_names_before_any_guard() {
+    let dir = world_with_argument_rules(RULES);
+    let world = Arc::new(World::load(dir.path()).expect("the world loads"));
+    let mut ep = Episode::new(world).expect("episode");
+    ep.reset("pay-back", 0).expect("reset");
+    let fine = ep
+        .step(&get(json!({"account_id": "A-1"})))
+        .expect("step")
+        .observation;
+    assert!(fine.ok, "{}", fine.text);
+    // Both wrong: the reserved name is refused first, its template sees the arguments.
+    let refused = ep
+        .step(&get(json!({"account_id": "A-1", "zeta": 1, "data": 2})))
+        .expect("step")
+        .observation;
+    assert!(!refused.ok);
+    assert_eq!(
+        refused.error.as_ref().map(|e| e.code),
+        Some(understudy::observation::ObservationErrorCode::GuardFailed)
+    );
+    assert_eq!(
+        refused.text,
+        "Error: get_account() got multiple values for 'data' (account A-1)"
+    );
+    // Undeclared names: the first in code-point order ("Beta" before "alpha").
+    let refused = ep
+        .step(&get(json!({"account_id": "A-1", "alpha": 1, "Beta": [2]})))
+        .expect("step")
+        .observation;
+    assert_eq!(
+        refused.text,
+        "Error: get_account() got an unexpected keyword argument 'Beta'"
+    );
+    // An unknown account still reaches the guards (and their own message).
+    let missing = ep
+        .step(&get(json!({"account_id": "A-404"})))
+        .expect("step")
+        .observation;
+    assert!(!missing.ok);
+    assert!(!missing.text.contains("keyword"), "{}", missing.text);
+}
+
+#[test]
+fn argument_rules_that_contradict_the_parameters_or_name_unknowns_are_rejected() {
+    let dir = world_with_argument_rules(
+        "\n[arguments]\nreserved.account_id = \"no\"\nunexpected = \"bad {{ nme }}\"\n",
+    );
+    let found = problems(dir.path());
+    assert!(
+        found.iter().any(|p| p.contains("tools/get_account.toml")
+            && p.contains("arguments.reserved.account_id")
+            && p.contains("declared in parameters")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("arguments.unexpected") && p.contains("`nme`")),
+        "{found:?}"
+    );
+    let dir = world_with_argument_rules("\n[arguments]\nreserved = 3\n");
+    let found = problems(dir.path());
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("tools/get_account.toml:") && p.contains("expected a map")),
+        "{found:?}"
+    );
+}

@@ -14,8 +14,10 @@ use super::template_names::{unknown_names, TemplateContext};
 use crate::diagnostics::line_of;
 use crate::script;
 use crate::sql::sandbox::SandboxMode;
-use crate::world::manifest::{GuardToml, ResultShape, ResultToml, ToolKind, ToolToml};
-use crate::world::{Guard, Tool, ToolResult, ALL_ARGUMENTS, VIEW_TOOL_PREFIX};
+use crate::world::manifest::{
+    ArgumentsToml, GuardToml, ResultShape, ResultToml, ToolKind, ToolToml,
+};
+use crate::world::{ArgumentRules, Guard, Tool, ToolResult, ALL_ARGUMENTS, VIEW_TOOL_PREFIX};
 
 /// The tools of `tools/`: those that compiled, and the names of those
 /// whose files had problems.
@@ -84,6 +86,7 @@ fn compile_tool(cx: &mut LoadContext<'_>, rel: &str, text: &str, spec: ToolToml)
     };
     compiler.check_identity(&spec);
     let (parameters, validator) = compiler.parameters(spec.parameters.as_ref());
+    let arguments = compiler.arguments(spec.arguments.as_ref());
     let guards = compiler.guards(&spec.guards);
     compiler.body(spec.kind, &spec.body);
     let script = compiler.script(spec.script.as_ref());
@@ -100,6 +103,7 @@ fn compile_tool(cx: &mut LoadContext<'_>, rel: &str, text: &str, spec: ToolToml)
         ends_episode: spec.ends_episode,
         parameters,
         validator: validator?,
+        arguments,
         guards,
         body: spec.body.into_iter().map(Spanned::into_inner).collect(),
         script,
@@ -317,6 +321,43 @@ impl ToolCompiler<'_, '_> {
             };
             self.report(Some(line), piece, message);
         }
+    }
+
+    /// `[arguments]`: each refusal's template, checked against what it can
+    /// name (the call's arguments; `name` too for an undeclared one).
+    fn arguments(&mut self, written: Option<&ArgumentsToml>) -> ArgumentRules {
+        let Some(written) = written else {
+            return ArgumentRules::default();
+        };
+        let mut rules = ArgumentRules::default();
+        for (arg, error) in &written.reserved {
+            let line = self.line(error.span().start);
+            let piece = format!(", arguments.reserved.{arg}");
+            if self.declared.contains(arg) {
+                self.report(
+                    Some(line),
+                    &piece,
+                    format!("`{arg}` is declared in parameters, so a call may use it; a reserved argument is one it may not"),
+                );
+            }
+            let name = format!("{}/arguments/reserved/{arg}", self.name);
+            let subject = self.subject(&piece);
+            self.cx
+                .add_template(&name, error.get_ref(), self.rel, line, subject);
+            self.check_template_names(&name, line, &format!("{piece}, error"), &[], &[], None);
+            rules.reserved.push((arg.clone(), name));
+        }
+        if let Some(error) = &written.unexpected {
+            let line = self.line(error.span().start);
+            let piece = ", arguments.unexpected";
+            let name = format!("{}/arguments/unexpected", self.name);
+            let subject = self.subject(piece);
+            self.cx
+                .add_template(&name, error.get_ref(), self.rel, line, subject);
+            self.check_template_names(&name, line, piece, &["name".to_string()], &[], None);
+            rules.unexpected = Some((name, self.declared.clone()));
+        }
+        rules
     }
 
     /// Each guard's check (read-only SQL) and its error template.
