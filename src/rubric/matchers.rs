@@ -151,7 +151,6 @@ impl Matcher {
         }
     }
 
-    /// How an annotator would say it, for evidence.
     /// What the matcher accepts, in words that finish "it should be …":
     /// `cancelled`, "one of 1, 2 or 3", "about 12.5 (± 0.01)".
     pub fn describe(&self) -> String {
@@ -185,6 +184,15 @@ pub fn plain(v: &Value) -> String {
         Value::Bool(false) => "no".into(),
         Value::String(s) => format!("“{}”", shorten(s, 120)),
         other => compact(other),
+    }
+}
+
+/// "1 record", "3 records".
+pub fn records(n: usize) -> String {
+    if n == 1 {
+        "1 record".into()
+    } else {
+        format!("{n} records")
     }
 }
 

@@ -40,20 +40,27 @@ fn get(args: serde_json::Value) -> Action {
     Action::tool("get_account", args)
 }
 
-#[test]
-fn a_guard_sees_every_argument_declared_or_not() {
-    let world = world_refusing_unknown_names();
+/// An episode of `pay-back` on `world`, checked to take a call with the
+/// declared argument only.
+fn episode_taking_a_plain_call(world: Arc<World>) -> Episode {
     let mut ep = Episode::new(world).expect("episode");
     ep.reset("pay-back", 0).expect("reset");
-    let fine = ep
-        .step(&get(json!({"account_id": "A-1"})))
-        .expect("step")
-        .observation;
+    let fine = call(&mut ep, json!({"account_id": "A-1"}));
     assert!(fine.ok, "{}", fine.text);
-    let refused = ep
-        .step(&get(json!({"account_id": "A-1", "zeta": 1, "beta": [2]})))
-        .expect("step")
-        .observation;
+    ep
+}
+
+fn call(ep: &mut Episode, args: serde_json::Value) -> understudy::Observation {
+    ep.step(&get(args)).expect("step").observation
+}
+
+#[test]
+fn a_guard_sees_every_argument_declared_or_not() {
+    let mut ep = episode_taking_a_plain_call(world_refusing_unknown_names());
+    let refused = call(
+        &mut ep,
+        json!({"account_id": "A-1", "zeta": 1, "beta": [2]}),
+    );
     assert!(!refused.ok);
     assert_eq!(
         refused.text,
@@ -135,18 +142,9 @@ const RULES: &str = "\n[arguments]\nreserved.data = \"get_account() got multiple
 fn argument_rules_refuse_reserved_then_undeclared_names_before_any_guard() {
     let dir = world_with_argument_rules(RULES);
     let world = Arc::new(World::load(dir.path()).expect("the world loads"));
-    let mut ep = Episode::new(world).expect("episode");
-    ep.reset("pay-back", 0).expect("reset");
-    let fine = ep
-        .step(&get(json!({"account_id": "A-1"})))
-        .expect("step")
-        .observation;
-    assert!(fine.ok, "{}", fine.text);
+    let mut ep = episode_taking_a_plain_call(world);
     // Both wrong: the reserved name is refused first, its template sees the arguments.
-    let refused = ep
-        .step(&get(json!({"account_id": "A-1", "zeta": 1, "data": 2})))
-        .expect("step")
-        .observation;
+    let refused = call(&mut ep, json!({"account_id": "A-1", "zeta": 1, "data": 2}));
     assert!(!refused.ok);
     assert_eq!(
         refused.error.as_ref().map(|e| e.code),
@@ -157,19 +155,16 @@ fn argument_rules_refuse_reserved_then_undeclared_names_before_any_guard() {
         "Error: get_account() got multiple values for 'data' (account A-1)"
     );
     // Undeclared names: the first in code-point order ("Beta" before "alpha").
-    let refused = ep
-        .step(&get(json!({"account_id": "A-1", "alpha": 1, "Beta": [2]})))
-        .expect("step")
-        .observation;
+    let refused = call(
+        &mut ep,
+        json!({"account_id": "A-1", "alpha": 1, "Beta": [2]}),
+    );
     assert_eq!(
         refused.text,
         "Error: get_account() got an unexpected keyword argument 'Beta'"
     );
     // An unknown account still reaches the guards (and their own message).
-    let missing = ep
-        .step(&get(json!({"account_id": "A-404"})))
-        .expect("step")
-        .observation;
+    let missing = call(&mut ep, json!({"account_id": "A-404"}));
     assert!(!missing.ok);
     assert!(!missing.text.contains("keyword"), "{}", missing.text);
 }

@@ -3,6 +3,7 @@
 
 use super::compile::CompileCx;
 use crate::rubric::evaluation::{ChangeRef, Context, Evidence, Outcome};
+use crate::rubric::matchers::records;
 
 /// Only these records may differ from the seed (`None` key: any record of
 /// the table).
@@ -113,21 +114,7 @@ impl ChangesCheck {
             }
         }
         let world = cx.episode.world();
-        let detail = if unexpected.is_empty() {
-            "No record changed other than the ones the task allows.".to_string()
-        } else {
-            let list: Vec<String> = unexpected
-                .iter()
-                .take(5)
-                .map(|c| format!("{} {} ({})", world.table_title(&c.table), c.key, c.change))
-                .collect();
-            format!(
-                "{} that the task does not allow: {}{}",
-                records_changed(unexpected.len()),
-                list.join(", "),
-                if unexpected.len() > 5 { ", …" } else { "" }
-            )
-        };
+        let detail = say_unexpected(&unexpected, |t| world.table_title(t));
         let met = unexpected.is_empty();
         let mut ev = Evidence::detail(detail);
         ev.changes = unexpected;
@@ -135,11 +122,66 @@ impl ChangesCheck {
     }
 }
 
-/// "1 record changed", "3 records changed".
-fn records_changed(n: usize) -> String {
-    if n == 1 {
-        "1 record changed".into()
-    } else {
-        format!("{n} records changed")
+/// The evidence sentence: the first five records that changed outside the
+/// allowed ones, by their tables' on-screen titles, and how many more.
+fn say_unexpected(unexpected: &[ChangeRef], title: impl Fn(&str) -> String) -> String {
+    if unexpected.is_empty() {
+        return "No record changed other than the ones the task allows.".to_string();
+    }
+    let list: Vec<String> = unexpected
+        .iter()
+        .take(5)
+        .map(|c| format!("{} {} ({})", title(&c.table), c.key, c.change))
+        .collect();
+    let more = match unexpected.len() - list.len() {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    format!(
+        "{} changed that the task does not allow: {}{more}",
+        records(unexpected.len()),
+        list.join(", "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::say_unexpected;
+    use crate::rubric::evaluation::ChangeRef;
+
+    #[test]
+    fn unexpected_changes_are_named_by_title_five_at_most_then_counted() {
+        let change = |key: usize| ChangeRef {
+            table: "ticket_messages".into(),
+            key: format!("TM-{key}"),
+            change: "added".into(),
+        };
+        let title = |t: &str| {
+            if t == "ticket_messages" {
+                "Messages".into()
+            } else {
+                t.into()
+            }
+        };
+        assert_eq!(
+            say_unexpected(&[change(1)], title),
+            "1 record changed that the task does not allow: Messages TM-1 (added)"
+        );
+        let seven: Vec<ChangeRef> = (1..=7).map(change).collect();
+        let said = say_unexpected(&seven, title);
+        assert!(
+            said.starts_with(
+                "7 records changed that the task does not allow: Messages TM-1 (added), "
+            ),
+            "{said}"
+        );
+        assert!(
+            said.ends_with("Messages TM-5 (added), and 2 more"),
+            "{said}"
+        );
+        assert_eq!(
+            say_unexpected(&[], title),
+            "No record changed other than the ones the task allows."
+        );
     }
 }

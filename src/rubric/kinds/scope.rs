@@ -284,11 +284,12 @@ impl ScopeCheck {
                         .all(|(owner, _)| !self.subject.contains(owner));
                 if theirs {
                     let ((table, key), field) = others[0];
+                    let world = cx.episode.world();
                     found.push(format!(
                         "Step {} tells the {} of {} {key} (“{value}”), outside what the task is about",
                         i + 1,
-                        field_words(cx.episode.world(), table, field),
-                        cx.episode.world().table_title(table),
+                        field_words(world, table, field),
+                        world.table_title(table),
                     ));
                     ev.steps.push(i);
                 }

@@ -7,7 +7,7 @@ use super::changes::ChangesCheck;
 use super::compile::CompileCx;
 use crate::rubric::evaluation::{Context, Evidence, Outcome};
 use crate::rubric::format::CriterionToml;
-use crate::rubric::matchers::{plain, shorten, Matcher, MATCHER_KEYS};
+use crate::rubric::matchers::{plain, records, shorten, Matcher, MATCHER_KEYS};
 
 /// The fields a state criterion may set.
 pub(crate) const FIELDS: &[&str] = &["query", "expect", "changes"];
@@ -220,15 +220,6 @@ fn first_parameter(sql: &str) -> Option<String> {
         i += 1;
     }
     None
-}
-
-/// "1 record", "3 records".
-fn records(n: usize) -> String {
-    if n == 1 {
-        "1 record".into()
-    } else {
-        format!("{n} records")
-    }
 }
 
 fn eval_query(cx: &Context<'_>, sql: &str, expect: &Expect) -> (Outcome, Evidence) {

@@ -1,6 +1,6 @@
 import type { Consensus } from "../bindings/Consensus";
 import type { ConsensusView } from "../bindings/ConsensusView";
-import { columnLabel, humanize } from "../lib/errors";
+import { columnLabel } from "../lib/errors";
 import { argsSummary, cell, dateTime, plural } from "../lib/format";
 
 /** The one-sentence summary a reviewer reads before approving. */
@@ -57,7 +57,7 @@ export function ConsensusPanel({ view, onClose }: { view: ConsensusView; onClose
             {c.fields.map((f) => (
               <tr key={`${f.table}/${f.key}/${f.field}`} className={f.agreed ? undefined : "cs-differs"} data-agreed={f.agreed}>
                 <td>
-                  {view.table_titles[f.table] ?? humanize(f.table)} {f.key}
+                  {columnLabel(f.table, view.table_titles)} {f.key}
                 </td>
                 <td>{f.field === "(whole record)" ? "the record" : columnLabel(f.field, view.column_labels[f.table])}</td>
                 <td className="muted">{recordCell(f.before, f.field)}</td>
@@ -82,7 +82,7 @@ export function ConsensusPanel({ view, onClose }: { view: ConsensusView; onClose
             {c.actions.map((a, n) => (
               <tr key={n} className={a.agreed ? undefined : "cs-differs"} data-agreed={a.agreed}>
                 <td colSpan={3}>
-                  <strong>{view.tool_titles[a.tool] ?? humanize(a.tool)}</strong> <span className="small muted">{argsSummary(a.args)}</span>
+                  <strong>{columnLabel(a.tool, view.tool_titles)}</strong> <span className="small muted">{argsSummary(a.args)}</span>
                 </td>
                 {a.runs.map((made, i) => (
                   <td key={i} aria-label={made ? "made this call" : "did not"}>

@@ -124,13 +124,13 @@ export function plainStepError(error: ObservationError): PlainError {
   };
 }
 
-/** `customer_id` → "Customer id". */
-/** A column's label: the world's plain words for it (`labels`, from its
- * column descriptions), else its name made readable. */
+/** A column's label (or a table's or tool's title): the world's plain words
+ * for it in `labels`, else its name made readable. */
 export function columnLabel(name: string, labels?: Partial<Record<string, string>> | null): string {
   return labels?.[name] ?? humanize(name);
 }
 
+/** `customer_id` → "Customer id". */
 export function humanize(name: string): string {
   const words = name.replace(/_/g, " ").trim();
   return words.charAt(0).toUpperCase() + words.slice(1);

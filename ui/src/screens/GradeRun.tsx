@@ -10,7 +10,7 @@ import { HubScreenNote, HubWorkNote, useHubWork } from "../components/hub/HubWor
 import { ErrorBanner } from "../components/ErrorBanner";
 import { resultLine } from "../components/Timeline";
 import { argsSummary, cell, dateTime, isMessage } from "../lib/format";
-import { humanize } from "../lib/errors";
+import { columnLabel, humanize } from "../lib/errors";
 
 /** A score for people: "0.86", or what it is waiting for. */
 export function scoreText(value: number | null, range: [number, number]): string {
@@ -37,7 +37,7 @@ function Verdict({ met, points, testId }: { met: boolean | null; points: number;
 /** A step as the expert's tool finder names it ("Open ticket — Ticket id: T-1049"). */
 export function stepLine(s: StepView, labels?: WorldLabels): string {
   if (isMessage(s.action)) return `Message: ${s.action.message}`;
-  const tool = labels?.tool_titles[s.action.tool] ?? humanize(s.action.tool);
+  const tool = columnLabel(s.action.tool, labels?.tool_titles);
   const args = argsSummary(s.action.args);
   return args ? `${tool} — ${args}` : tool;
 }
