@@ -162,6 +162,10 @@ def test_two_graders_grade_an_imported_agent_run_and_see_kappa(launch, data_dir,
     assert steps.startswith("Open ticket — Ticket id: T-10"), steps
     said = app.text_of(f"{criterion(app, OVERRIDDEN)} [data-testid=evidence]")
     assert "wording like “export”" in said and "(?i)" not in said, said
+    # A tool check names the tool by its title, and says what happened.
+    credit = app.text_of(f"{criterion(app, 'credit-to-leaver')} [data-testid=evidence]")
+    assert credit.startswith("“Apply account credit” was never used"), credit
+    assert "apply_credit" not in credit and "call(s)" not in credit, credit
 
     # An automatic check she disagrees with: its evidence is shown, she overrides it.
     auto = criterion(app, OVERRIDDEN)

@@ -57,8 +57,8 @@ impl Commit {
         let (kind, n) = distinct_per_kind(values).into_iter().next()?;
         (n > self.max_values).then(|| {
             format!(
-                "it states {n} different {} values, more than the {} an answer may list",
-                kind.name(),
+                "it gives {n} different {}, more than the {} an answer may list",
+                kind.plural(),
                 self.max_values
             )
         })
@@ -227,7 +227,9 @@ mod tests {
         let stuffed: String = (1..=50).map(|i| format!("${i}.00 ")).collect();
         assert!(commit()
             .bounds_problem(&stuffed, &stated_values(&stuffed))
-            .is_some_and(|p| p.contains("50 different money")));
+            .is_some_and(
+                |p| p == "it gives 50 different amounts, more than the 6 an answer may list"
+            ));
         let long = "a ".repeat(700);
         assert!(commit()
             .bounds_problem(&long, &[])

@@ -6,6 +6,7 @@ use chrono::NaiveDate;
 use regex::Regex;
 use serde_json::Value;
 
+use super::prose::or_list;
 use super::{numbers, plain_pattern};
 
 /// Keys that make a TOML table a matcher rather than a literal object.
@@ -193,15 +194,6 @@ pub fn records(n: usize) -> String {
         "1 record".into()
     } else {
         format!("{n} records")
-    }
-}
-
-/// "a", "a or b", "a, b or c".
-fn or_list(words: &[String]) -> String {
-    match words {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
     }
 }
 

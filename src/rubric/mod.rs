@@ -70,6 +70,7 @@ pub mod mutations;
 pub(crate) mod numbers;
 mod plain_pattern;
 pub mod preview;
+mod prose;
 mod records;
 mod scope_index;
 mod scope_mutants;

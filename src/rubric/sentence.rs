@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::derive::singular;
 use super::numbers;
+use super::prose::{and_list, capitalize, or_list};
 use crate::world::World;
 
 /// The sentence for a criterion as written (`spec`: its fields, as JSON).
@@ -703,30 +704,6 @@ fn count_word(n: u64) -> String {
         .get(n as usize)
         .map(|w| w.to_string())
         .unwrap_or_else(|| n.to_string())
-}
-
-fn and_list(items: &[String]) -> String {
-    join_list(items, "and")
-}
-
-fn or_list(items: &[String]) -> String {
-    join_list(items, "or")
-}
-
-fn join_list(items: &[String], word: &str) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} {word} {last}", init.join(", ")),
-    }
-}
-
-fn capitalize(s: &str) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(f) => f.to_uppercase().collect::<String>() + chars.as_str(),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

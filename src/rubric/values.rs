@@ -41,13 +41,14 @@ pub enum ValueKind {
 }
 
 impl ValueKind {
-    /// The kind in words, for evidence.
-    pub fn name(&self) -> &'static str {
+    /// The kind as a grader says it, in the plural: "other amounts",
+    /// "other dates".
+    pub fn plural(&self) -> &'static str {
         match self {
-            ValueKind::Money => "money",
-            ValueKind::Count => "count",
-            ValueKind::Date => "date",
-            ValueKind::Id(_) => "id",
+            ValueKind::Money => "amounts",
+            ValueKind::Count => "numbers",
+            ValueKind::Date => "dates",
+            ValueKind::Id(_) => "references",
         }
     }
 }
@@ -300,7 +301,7 @@ mod tests {
     fn kinds_of(text: &str) -> Vec<(String, &'static str)> {
         stated_values(text)
             .into_iter()
-            .map(|v| (v.text, v.kind.name()))
+            .map(|v| (v.text, v.kind.plural()))
             .collect()
     }
 
@@ -309,26 +310,29 @@ mod tests {
         assert_eq!(
             kinds_of("Refund of $79.00 on INV-24073, within 5–10 business days."),
             vec![
-                ("$79.00".into(), "money"),
-                ("INV-24073".into(), "id"),
-                ("5".into(), "count"),
-                ("10".into(), "count"),
+                ("$79.00".into(), "amounts"),
+                ("INV-24073".into(), "references"),
+                ("5".into(), "numbers"),
+                ("10".into(), "numbers"),
             ]
         );
         assert_eq!(
             kinds_of("Renews on April 12, 2025 for 790.00; order #W6067464, code 3FRNFB, tracking 123456789012."),
             vec![
-                ("April 12, 2025".into(), "date"),
-                ("790.00".into(), "money"),
-                ("#W6067464".into(), "id"),
-                ("3FRNFB".into(), "id"),
-                ("123456789012".into(), "id"),
+                ("April 12, 2025".into(), "dates"),
+                ("790.00".into(), "amounts"),
+                ("#W6067464".into(), "references"),
+                ("3FRNFB".into(), "references"),
+                ("123456789012".into(), "references"),
             ]
         );
         assert_eq!(kinds_of("enable 2FA at 10am on the 1st"), vec![]);
         assert_eq!(
             kinds_of("INV-1, INV-2"),
-            vec![("INV-1".into(), "id"), ("INV-2".into(), "id")]
+            vec![
+                ("INV-1".into(), "references"),
+                ("INV-2".into(), "references")
+            ]
         );
         assert_eq!(id_shape("INV-24073").as_deref(), Some("inv-99999"));
         assert_eq!(id_shape("#W6067464").as_deref(), Some("#w9999999"));
@@ -352,7 +356,7 @@ mod tests {
             assert_eq!(found.len(), 1, "{text}");
             assert_eq!(
                 found[0].0,
-                NaiveDate::from_ymd_opt(2025, 4, 1).expect("date")
+                NaiveDate::from_ymd_opt(2025, 4, 1).expect("dates")
             );
         }
         assert!(dates_in("February 30, 2025").is_empty());

@@ -365,6 +365,28 @@ impl World {
             .and_then(|t| t.title.clone())
             .unwrap_or_else(|| load::names::humanize(name))
     }
+
+    /// What the tool `name` is called on screen: its title, a view's read
+    /// tool by the view's title, else the name made readable, so evidence
+    /// names steps as the expert saw them.
+    pub fn tool_title(&self, name: &str) -> String {
+        if let Some(t) = self.tools.get(name) {
+            return t.title.clone();
+        }
+        name.strip_prefix(VIEW_TOOL_PREFIX)
+            .and_then(|v| self.views.get(v))
+            .map_or_else(|| load::names::humanize(name), |v| v.title.clone())
+    }
+
+    /// What argument `arg` of tool `tool` is called on its form: the
+    /// parameter's `title` in the tool's schema, else the name made readable.
+    pub fn argument_title(&self, tool: &str, arg: &str) -> String {
+        self.tools
+            .get(tool)
+            .and_then(|t| t.parameters.get("properties")?.get(arg)?.get("title"))
+            .and_then(serde_json::Value::as_str)
+            .map_or_else(|| load::names::humanize(arg), str::to_string)
+    }
 }
 
 impl View {

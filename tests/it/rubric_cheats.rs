@@ -207,7 +207,9 @@ fn an_answer_counts_only_when_committed() {
             .find(|c| c.id == "told-amount")
             .expect("criterion");
         assert!(
-            told.evidence.detail.contains("competing count"),
+            told.evidence
+                .detail
+                .contains("the messages also give other numbers"),
             "{}",
             told.evidence.detail
         );

@@ -121,10 +121,9 @@ fn numbers_in_messages_are_numbers_not_substrings() {
     let s = score(&world, &rubric, &actions);
     let told = criterion(&s, "told-amount");
     assert_eq!(told.met, Some(false));
-    assert!(
-        told.evidence.detail.contains("not found"),
-        "{}",
-        told.evidence.detail
+    assert_eq!(
+        told.evidence.detail,
+        "The message does not mention the number 25"
     );
     actions.pop();
     actions.push(Action::message("Done: $25.00 sent to Charles."));
@@ -132,10 +131,9 @@ fn numbers_in_messages_are_numbers_not_substrings() {
     let told = criterion(&s, "told-amount");
     assert_eq!(told.met, Some(true));
     assert_eq!(told.evidence.steps, vec![2]);
-    assert!(
-        told.evidence.detail.contains("$25.00"),
-        "{}",
-        told.evidence.detail
+    assert_eq!(
+        told.evidence.detail,
+        "The message at step 3 mentions the number 25 (“$25.00”)"
     );
 }
 
@@ -213,10 +211,28 @@ fn ordering_and_failed_calls_are_explained() {
     let s = score(&world, &rubric, &actions);
     let looked = criterion(&s, "looked-first");
     assert_eq!(looked.met, Some(false));
-    assert!(
-        looked.evidence.detail.contains("step 1 came without"),
-        "{}",
-        looked.evidence.detail
+    // In words a grader reads: the tools by their titles, steps counted
+    // from 1, and what the order should have been.
+    assert_eq!(
+        looked.evidence.detail,
+        "“Transfer” was used once, at step 1; step 1 came too early: it should follow “Accounts”"
+    );
+    let paid = criterion(&s, "no-transfer-to-others");
+    assert_eq!(paid.met, Some(false));
+    assert_eq!(
+        paid.evidence.detail,
+        "“Transfer” with To id one of “A-1” or “A-3” was never used"
+    );
+    // A refused attempt is named, and does not count for a criterion that
+    // must be met.
+    let refused = vec![Action::tool(
+        "transfer",
+        json!({"from_id": "A-3", "to_id": "A-2", "amount": 5}),
+    )];
+    let r = score(&world, &rubric, &refused);
+    assert_eq!(
+        criterion(&r, "looked-first").evidence.detail,
+        "“Transfer” was never used; the attempt at step 1 was refused and does not count; it should be used at least once"
     );
     // 5 + 2 + 2 of 11 (the judged point pending).
     assert!((s.range[0] - 9.0 / 11.0).abs() < 1e-9, "{:?}", s.range);

@@ -3,10 +3,12 @@
 
 use super::compile::{must_hold, CompileCx};
 use super::patterns::{args_match, compile_args, Pattern};
+use super::words::{steps, times, tool_phrase};
 use crate::action::Action;
 use crate::rubric::evaluation::{Context, Evidence, Outcome};
 use crate::rubric::format::CriterionToml;
 use crate::rubric::matchers::Matcher;
+use crate::rubric::prose::capitalize;
 
 /// The fields an action criterion may set.
 pub(crate) const FIELDS: &[&str] = &[
@@ -28,6 +30,10 @@ pub(crate) struct ActionCheck {
     pub include_failed: bool,
     pub after: Option<Pattern>,
     pub before: Option<Pattern>,
+    /// Whether the criterion must be met (points ≥ 0): only then does the
+    /// evidence say how often the tool should have been used, since a
+    /// penalty's count says when it fires, not what was wanted.
+    pub holds: bool,
 }
 
 impl ActionCheck {
@@ -57,6 +63,7 @@ impl ActionCheck {
             include_failed: c.include_failed.unwrap_or(!must_hold(c)),
             after,
             before,
+            holds: must_hold(c),
         })
     }
 
@@ -79,13 +86,18 @@ impl ActionCheck {
         }
         let n = counted.len();
         let count_ok = n >= a.min && a.max.is_none_or(|m| n <= m);
+        let world = cx.episode.world();
         let mut violations = Vec::new();
         if let Some(after) = &a.after {
             for &i in &counted {
                 if !(0..i).any(|j| after.matches(cx, j)) {
                     violations.push((
                         i,
-                        format!("step {} came without {} before it", i + 1, after.describe()),
+                        format!(
+                            "step {} came too early: it should follow {}",
+                            i + 1,
+                            after.describe(world)
+                        ),
                     ));
                 }
             }
@@ -96,51 +108,48 @@ impl ActionCheck {
                     violations.push((
                         i,
                         format!(
-                            "step {} came after {} at step {}",
+                            "step {} came too late: it should come before {}, which happened at step {}",
                             i + 1,
-                            before.describe(),
+                            before.describe(world),
                             j + 1
                         ),
                     ));
                 }
             }
         }
-        let steps_text = |v: &[usize]| {
-            v.iter()
-                .map(|i| (i + 1).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let mut detail = match n {
-            0 => format!("no {} call matched", a.tool),
-            _ => format!(
-                "{n} matching {} call(s), at step(s) {}",
-                a.tool,
-                steps_text(&counted)
-            ),
-        };
-        if !failed.is_empty() {
-            detail.push_str(&format!(
-                "; failed call(s) not counted at step(s) {}",
-                steps_text(&failed)
-            ));
+        let what = tool_phrase(world, &a.tool, &a.args);
+        let mut parts = vec![match n {
+            0 => format!("{what} was never used"),
+            _ => format!("{what} was used {}, at {}", times(n), steps(&counted)),
+        }];
+        match failed.len() {
+            0 => {}
+            1 => parts.push(format!(
+                "the attempt at {} was refused and does not count",
+                steps(&failed)
+            )),
+            _ => parts.push(format!(
+                "the attempts at {} were refused and do not count",
+                steps(&failed)
+            )),
         }
         let want = match (a.min, a.max) {
-            (0, Some(0)) => "none".to_string(),
-            (min, Some(max)) if min == max => format!("exactly {min}"),
-            (min, Some(max)) => format!("{min} to {max}"),
-            (min, None) => format!("at least {min}"),
+            (0, Some(0)) => "not at all".to_string(),
+            (min, Some(max)) if min == max => format!("exactly {}", times(min)),
+            (min, Some(max)) => format!("{min} to {max} times"),
+            (min, None) => format!("at least {}", times(min)),
         };
-        if !count_ok {
-            detail.push_str(&format!("; expected {want}"));
+        let should = match (a.min, a.max) {
+            (0, Some(0)) => "it should not be used at all".to_string(),
+            _ => format!("it should be used {want}"),
+        };
+        if !count_ok && a.holds {
+            parts.push(should);
         }
-        for (_, v) in &violations {
-            detail.push_str("; ");
-            detail.push_str(v);
-        }
-        let mut ev = Evidence::detail(detail);
+        parts.extend(violations.iter().map(|(_, v)| v.clone()));
+        let mut ev = Evidence::detail(capitalize(&parts.join("; ")));
         ev.steps = counted.clone();
-        ev.expected = Some(format!("{want} matching call(s)"));
+        ev.expected = Some(format!("{what} used {want}"));
         for (i, _) in &violations {
             if !ev.steps.contains(i) {
                 ev.steps.push(*i);

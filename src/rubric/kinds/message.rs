@@ -10,6 +10,7 @@ use crate::rubric::commit::{
 use crate::rubric::evaluation::{Context, Evidence, Outcome};
 use crate::rubric::format::CriterionToml;
 use crate::rubric::matchers::{shorten, TextPattern};
+use crate::rubric::prose::capitalize;
 use crate::rubric::values::ValueKey;
 
 /// The fields a message criterion may set (`after` also orders messages:
@@ -88,14 +89,15 @@ impl MessageCheck {
 
     pub fn evaluate(&self, cx: &Context<'_>) -> (Outcome, Evidence) {
         let (within, pattern, after) = (self.within, &self.pattern, self.after.as_ref());
+        let world = cx.episode.world();
         let from = match after {
             None => 0,
             Some(p) => match (0..cx.actions.len()).find(|&i| p.matches(cx, i)) {
                 Some(i) => i + 1,
                 None => {
                     let mut ev = Evidence::detail(format!(
-                        "no message can count: there was no {} to follow",
-                        p.describe()
+                        "No message counts: the answer should follow {}, which never happened",
+                        p.describe(world)
                     ));
                     ev.expected = Some(pattern.describe());
                     return (Outcome::Met(false), ev);
@@ -111,11 +113,6 @@ impl MessageCheck {
                 .filter(|(i, _)| *i >= from)
                 .collect(),
         };
-        let scope = match (within, after) {
-            (Within::Last, _) => "the last message".to_string(),
-            (Within::Any, Some(p)) => format!("the messages after {}", p.describe()),
-            (Within::Any, None) => "any message".to_string(),
-        };
         let mut refused: Vec<String> = Vec::new();
         for (i, text) in &messages {
             let Some(found) = pattern.find_in(text, cx.normalized(*i)) else {
@@ -125,7 +122,7 @@ impl MessageCheck {
                 let stated = cx.stated(*i);
                 if let Some(why) = commit.bounds_problem(text, stated) {
                     refused.push(format!(
-                        "step {} says {} but {why}",
+                        "the message at step {} mentions {} but {why}",
                         i + 1,
                         pattern.describe()
                     ));
@@ -139,25 +136,25 @@ impl MessageCheck {
                     );
                     if !others.is_empty() {
                         let mut ev = Evidence::detail(format!(
-                            "step {} says {} but does not commit to it: the messages it reads also state the competing {} value(s) {}",
+                            "The message at step {} mentions {} but does not settle on it: the messages also give other {} ({})",
                             i + 1,
                             pattern.describe(),
-                            answer.kind.name(),
+                            answer.kind.plural(),
                             commit::list(&others)
                         ));
                         ev.steps = vec![*i];
                         ev.excerpt = Some(excerpt_around(text, &found));
                         ev.expected = Some(format!(
-                            "{}, and no other {} value",
+                            "{}, and no other {}",
                             pattern.describe(),
-                            answer.kind.name()
+                            answer.kind.plural()
                         ));
                         return (Outcome::Met(false), ev);
                     }
                 }
             }
             let mut ev = Evidence::detail(format!(
-                "step {} says {}: \"{}\"",
+                "The message at step {} mentions {} (“{}”)",
                 i + 1,
                 pattern.describe(),
                 shorten(&found, 200)
@@ -166,19 +163,38 @@ impl MessageCheck {
             ev.excerpt = Some(excerpt_around(text, &found));
             return (Outcome::Met(true), ev);
         }
-        let detail = if messages.is_empty() {
+        let user = &world.meta.user;
+        let detail = if !refused.is_empty() {
             format!(
-                "no message was sent to the {}",
-                cx.episode.world().meta.user
+                "{}; an answer must stand on its own",
+                capitalize(&refused.join("; "))
             )
-        } else if !refused.is_empty() {
-            format!("{} (an answer must stand on its own)", refused.join("; "))
         } else {
-            format!(
-                "{} not found in {scope} ({} message(s) checked)",
-                pattern.describe(),
-                messages.len()
-            )
+            match (messages.len(), within, after) {
+                (0, _, Some(p)) if cx.messages().next().is_some() => {
+                    format!("No message to the {user} came after {}", p.describe(world))
+                }
+                (0, _, _) => format!("No message was sent to the {user}"),
+                (_, Within::Last, _) => {
+                    format!("The last message does not mention {}", pattern.describe())
+                }
+                (1, Within::Any, None) => {
+                    format!("The message does not mention {}", pattern.describe())
+                }
+                (n, Within::Any, None) => {
+                    format!("None of the {n} messages mentions {}", pattern.describe())
+                }
+                (1, Within::Any, Some(p)) => format!(
+                    "The message after {} does not mention {}",
+                    p.describe(world),
+                    pattern.describe()
+                ),
+                (n, Within::Any, Some(p)) => format!(
+                    "None of the {n} messages after {} mentions {}",
+                    p.describe(world),
+                    pattern.describe()
+                ),
+            }
         };
         let mut ev = Evidence::detail(detail);
         ev.expected = Some(pattern.describe());

@@ -5,10 +5,12 @@ use chrono::NaiveDate;
 use serde_json::{Map, Value};
 
 use super::compile::{check_tool, CompileCx};
+use super::words::tool_phrase;
 use crate::action::Action;
 use crate::rubric::evaluation::Context;
 use crate::rubric::matchers::{as_f64, Matcher, TextPattern};
 use crate::rubric::numbers;
+use crate::world::World;
 
 /// A step that orders another: a matching tool call, or a message.
 #[derive(Debug, Clone)]
@@ -40,9 +42,11 @@ impl Pattern {
         }
     }
 
-    pub fn describe(&self) -> String {
+    /// The step in the world's words: "“Open ticket” with Ticket id
+    /// “T-1049”", "a message with the number 25".
+    pub fn describe(&self, world: &World) -> String {
         match self {
-            Pattern::Tool { tool, .. } => format!("a matching {tool} call"),
+            Pattern::Tool { tool, args, .. } => tool_phrase(world, tool, args),
             Pattern::Message(p) => format!("a message with {}", p.describe()),
         }
     }

@@ -171,7 +171,7 @@ impl ScopeCheck {
                         } else {
                             ("tried to change", " (refused)")
                         };
-                        let title = world.tools.get(tool).map_or(tool.as_str(), |t| &t.title);
+                        let title = world.tool_title(tool);
                         found.push(format!(
                             "Step {} ({title}) {how} {} {v}{after}",
                             i + 1,

@@ -187,7 +187,7 @@ fn the_score_command_writes_lines_and_a_summary() {
     assert_eq!(lines[1]["failed_gates"], json!([]));
     assert_eq!(
         lines[1]["criteria"][1]["evidence"]["detail"],
-        "no transfer call matched; expected at least 1"
+        "“Transfer” with Amount 5, From id “A-3” and To id “A-1” was never used; it should be used at least once"
     );
 
     // A task without a rubric stops everything before any work.
