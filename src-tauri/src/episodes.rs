@@ -10,12 +10,12 @@ use ts_rs::TS;
 use understudy::observation::ObservationError;
 use understudy::recorder::{Recorder, Transitions};
 use understudy::store::{Draft, EpisodeRecord, EpisodeStatus, StepRecord};
-use understudy::{Action, World};
+use understudy::Action;
 
 use crate::error::AppResult;
 use crate::ipc::command;
 use crate::review::ReviewView;
-use crate::worlds::{TaskBrief, ToolInfo};
+use crate::worlds::{TaskBrief, ToolInfo, WorldSummary};
 use crate::AppState;
 
 /// One recorded step, as the timeline shows it.
@@ -173,16 +173,22 @@ pub struct EpisodeSummary {
 }
 
 impl EpisodeSummary {
-    pub fn new(e: &EpisodeRecord, world: Option<&World>, steps: &[StepRecord]) -> EpisodeSummary {
+    /// `world` is the world's listing, when the app still offers it; else
+    /// the episode is named by its ids.
+    pub fn new(
+        e: &EpisodeRecord,
+        world: Option<&WorldSummary>,
+        steps: &[StepRecord],
+    ) -> EpisodeSummary {
         EpisodeSummary {
             id: e.id.clone(),
             world_id: e.world_id.clone(),
             world_name: world
-                .map(|w| w.meta.name.clone())
+                .map(|w| w.name.clone())
                 .unwrap_or_else(|| e.world_id.clone()),
             task_id: e.task_id.clone(),
             task_title: world
-                .and_then(|w| w.task(&e.task_id))
+                .and_then(|w| w.tasks.iter().find(|t| t.id == e.task_id))
                 .map(|t| t.title.clone())
                 .unwrap_or_else(|| e.task_id.clone()),
             status: e.status,

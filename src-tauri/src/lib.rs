@@ -59,6 +59,7 @@ mod testing;
 pub mod transcript;
 pub mod webview;
 pub mod world_labels;
+mod world_shelf;
 pub mod worlds;
 
 use std::path::PathBuf;

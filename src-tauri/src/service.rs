@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use indexmap::IndexMap;
 use understudy::recorder::Recorder;
 use understudy::store::{Actor, EpisodeFilter, EpisodeRecord, EpisodeStatus, ExpertInput, Store};
 use understudy::{Action, World};
@@ -19,9 +18,10 @@ use understudy::{Action, World};
 use crate::episodes::{EpisodeSummary, EpisodeView, StepTaken};
 use crate::error::{AppError, AppResult};
 use crate::experts::{ExpertView, Settings};
-use crate::paths::{self, STORE_FILE};
+use crate::paths::STORE_FILE;
 use crate::review::{self, ReviewView};
-use crate::worlds::{Catalog, TaskProgress, WorldDetail, WorldProblem, WorldSummary};
+use crate::world_shelf::Shelf;
+use crate::worlds::{Catalog, TaskProgress, WorldDetail};
 
 /// Who records, as each episode's `opened` event names it.
 const CLIENT: &str = concat!("understudy-app ", env!("CARGO_PKG_VERSION"));
@@ -29,18 +29,11 @@ const CLIENT: &str = concat!("understudy-app ", env!("CARGO_PKG_VERSION"));
 /// One open episode, locked while a call works on it.
 type Session = Arc<Mutex<Recorder>>;
 
-/// The worlds found at start-up, loaded once.
-struct Loaded {
-    dir: Option<PathBuf>,
-    worlds: IndexMap<String, Arc<World>>,
-    problems: Vec<WorldProblem>,
-}
-
 pub struct Service {
     store: Arc<Store>,
     data_dir: PathBuf,
     worlds_dir: Option<PathBuf>,
-    loaded: OnceLock<Loaded>,
+    shelf: OnceLock<Shelf>,
     sessions: Mutex<HashMap<String, Session>>,
     settings: Mutex<Settings>,
 }
@@ -68,7 +61,7 @@ impl Service {
             store: Arc::new(store),
             data_dir: data_dir.to_path_buf(),
             worlds_dir,
-            loaded: OnceLock::new(),
+            shelf: OnceLock::new(),
             sessions: Mutex::new(HashMap::new()),
             settings: Mutex::new(Settings::load(data_dir)),
         })
@@ -91,34 +84,32 @@ impl Service {
 
     // ---- worlds ----
 
-    fn loaded(&self) -> &Loaded {
-        self.loaded
-            .get_or_init(|| load_worlds(self.worlds_dir.as_deref()))
+    fn shelf(&self) -> &Shelf {
+        self.shelf
+            .get_or_init(|| Shelf::load(self.worlds_dir.as_deref()))
     }
 
     /// The folder the worlds were loaded from (agent runs are imported
     /// against it), if one was found.
     pub fn worlds_dir(&self) -> Option<&Path> {
-        self.loaded().dir.as_deref()
+        self.shelf().dir()
     }
 
-    /// Loads the worlds now (called from a background thread at start-up).
+    /// Checks and lists the worlds now (called from a background thread at
+    /// start-up), then gives back what loading them left free.
     pub fn warm_up(&self) {
-        self.loaded();
+        self.shelf();
         release_free_memory();
     }
 
+    /// The world `id`, loaded if no screen or episode holds it.
     pub fn world(&self, id: &str) -> AppResult<Arc<World>> {
-        self.loaded()
-            .worlds
-            .get(id)
-            .cloned()
-            .ok_or_else(|| AppError::not_found(format!("The world \"{id}\"")))
+        self.shelf().world(id)
     }
 
     /// Every world with its tasks and the current expert's progress on each.
     pub fn catalog(&self) -> AppResult<Catalog> {
-        let loaded = self.loaded();
+        let shelf = self.shelf();
         let expert = self.current_expert_id();
         let mut progress: HashMap<(String, String), TaskProgress> = HashMap::new();
         if let Some(expert) = &expert {
@@ -143,21 +134,22 @@ impl Service {
                 }
             }
         }
-        let worlds = loaded
-            .worlds
-            .values()
+        let worlds = shelf
+            .summaries()
             .map(|w| {
-                WorldSummary::new(w, |task| {
-                    progress
-                        .remove(&(w.meta.id.clone(), task.to_string()))
-                        .unwrap_or_default()
-                })
+                let mut w = w.clone();
+                for t in &mut w.tasks {
+                    t.progress = progress
+                        .remove(&(w.id.clone(), t.id.clone()))
+                        .unwrap_or_default();
+                }
+                w
             })
             .collect();
         Ok(Catalog {
-            worlds_dir: loaded.dir.as_ref().map(|d| d.display().to_string()),
+            worlds_dir: shelf.dir().map(|d| d.display().to_string()),
             worlds,
-            problems: loaded.problems.clone(),
+            problems: shelf.problems().to_vec(),
         })
     }
 
@@ -266,8 +258,8 @@ impl Service {
         {
             if e.status.is_open() {
                 let steps = self.store.steps(&e.id)?;
-                let world = self.loaded().worlds.get(&e.world_id).cloned();
-                out.push(EpisodeSummary::new(&e, world.as_deref(), &steps));
+                let listing = self.shelf().summary(&e.world_id);
+                out.push(EpisodeSummary::new(&e, listing, &steps));
             }
         }
         Ok(out)
@@ -449,67 +441,6 @@ fn expert_filter(expert_id: &str) -> EpisodeFilter {
         actor_kind: Some("expert".into()),
         actor_id: Some(expert_id.to_string()),
         ..EpisodeFilter::default()
-    }
-}
-
-/// Loads every world folder in parallel; a world that fails to load is
-/// listed with a plain explanation instead of stopping the others.
-fn load_worlds(dir: Option<&Path>) -> Loaded {
-    let Some(dir) = dir else {
-        return Loaded {
-            dir: None,
-            worlds: IndexMap::new(),
-            problems: vec![WorldProblem {
-                folder: String::new(),
-                message: "No worlds folder was found. Start the app with --worlds-dir pointing at a folder of worlds.".into(),
-            }],
-        };
-    };
-    let folders = match paths::world_dirs(dir) {
-        Ok(f) => f,
-        Err(e) => {
-            return Loaded {
-                dir: Some(dir.to_path_buf()),
-                worlds: IndexMap::new(),
-                problems: vec![WorldProblem {
-                    folder: dir.display().to_string(),
-                    message: format!("The worlds folder could not be read ({e})."),
-                }],
-            }
-        }
-    };
-    let results: Vec<(PathBuf, understudy::Result<World>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = folders
-            .iter()
-            .map(|f| (f.clone(), s.spawn(move || World::load(f))))
-            .collect();
-        handles
-            .into_iter()
-            .map(|(f, h)| {
-                let result = h
-                    .join()
-                    .unwrap_or_else(|_| Err(understudy::Error::Other("loading crashed".into())));
-                (f, result)
-            })
-            .collect()
-    });
-    let mut worlds = IndexMap::new();
-    let mut problems = Vec::new();
-    for (folder, result) in results {
-        match result {
-            Ok(w) => {
-                worlds.insert(w.meta.id.clone(), Arc::new(w));
-            }
-            Err(e) => problems.push(WorldProblem {
-                folder: folder.display().to_string(),
-                message: AppError::from(e).message,
-            }),
-        }
-    }
-    Loaded {
-        dir: Some(dir.to_path_buf()),
-        worlds,
-        problems,
     }
 }
 
@@ -852,6 +783,40 @@ mod tests {
         // Opened again, the read is there with its result.
         let reopened = s.episode(&ep.id).unwrap();
         assert!(reopened.steps[0].ok);
+    }
+
+    #[test]
+    fn worlds_stay_in_memory_only_while_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = service(dir.path());
+        s.save_expert(None, draft("Renee")).unwrap();
+        let catalog = s.catalog().unwrap();
+        assert!(catalog.worlds.iter().any(|w| w.id == "tau-retail"));
+        // Listed, checked, and not kept.
+        for w in &catalog.worlds {
+            assert!(!s.shelf().is_loaded(&w.id), "{} is still loaded", w.id);
+        }
+        let ep = s.start("support-desk", "duplicate-charge").unwrap();
+        assert!(s.shelf().is_loaded("support-desk"));
+        // Another world's screen: the open episode keeps its own world.
+        s.world_detail("tau-retail").unwrap();
+        assert!(s.shelf().is_loaded("tau-retail") && s.shelf().is_loaded("support-desk"));
+        // Once the episode is done, only the world asked for last stays.
+        s.step(&ep.id, Action::message("Looking into it."), None)
+            .unwrap();
+        s.world_detail("tau-airline").unwrap();
+        s.abandon(&ep.id).unwrap();
+        assert!(!s.shelf().is_loaded("support-desk") && !s.shelf().is_loaded("tau-retail"));
+        assert!(s.shelf().is_loaded("tau-airline"));
+        // The resume list names a world's episodes from its listing.
+        let again = s.start("support-desk", "duplicate-charge").unwrap();
+        let open = s.open_episodes().unwrap();
+        assert_eq!(open[0].id, again.id);
+        assert_eq!(open[0].world_name, "Brightline Support Desk");
+        assert_eq!(open[0].task_title, "Refund a duplicate March charge");
+        // A world that is not on the shelf is named as such.
+        let missing = s.world("no-such-world").unwrap_err();
+        assert_eq!(missing.code, "not_found");
     }
 
     #[test]

@@ -17,14 +17,24 @@
 //!
 //! JavaScriptCore's JIT compilers are off too ([`Engines::environment`]).
 //!
-//! What the task still holds beyond a blank page: the app process keeps
-//! every bundled world parsed and seeded (+36 MB); the page process touches
-//! more of WebKit's and JavaScriptCore's code (+15 MB), shapes and caches
-//! text, which an empty page never does (+17 MB of malloc heap), holds the
-//! DOM, styles and JavaScript heap (+50 MB) and garbage between
-//! collections, and the compositor's layers. Not reachable from here:
-//! WebKit's memory-pressure settings are a construct-only property of the
-//! web context, which wry creates, and the UI-process API has no call to
+//! What the task still holds beyond a blank page (2 Dec and 3 Dec runs):
+//! the app process about 20 MB, now that it keeps only the worlds in use
+//! (world_shelf.rs; it kept every bundled world, +30 MB, before); the page
+//! process about 100 MB: more of WebKit's and JavaScriptCore's code
+//! (+10 MB), text shaping and caches, which an empty page never does
+//! (+20 MB of malloc heap), and +50 MB in anonymous maps, one malloc arena
+//! of a WebKit thread growing from 12 to 37 MB. The page's DOM stays under
+//! 450 elements. Tried on 3 Dec, each in a full memory test, and none moved
+//! the figure beyond the run-to-run spread of about 10 MB: a smaller heap
+//! for JavaScriptCore (`JSC_forceRAMSize` of 16, 64 or 128 MB,
+//! `JSC_gcMaxHeapSize` of 16 MB), so garbage is not what holds it; painting
+//! on the main thread (`WEBKIT_SKIA_CPU_PAINTING_THREADS=0`); no async
+//! scrolling layers (`WEBKIT_DISABLE_ASYNC_SCROLLING=1`); fewer malloc
+//! arenas or a fixed mmap threshold (`MALLOC_ARENA_MAX=2`,
+//! `MALLOC_MMAP_THRESHOLD_`). The system allocator in place of WebKit's
+//! (`Malloc=1`) added 35 MB. Not reachable from here: WebKit's
+//! memory-pressure settings are a construct-only property of the web
+//! context, which wry creates, and the UI-process API has no call to
 //! collect JavaScript garbage.
 
 /// Which of WebKit's memory-hungry engines the user turned back on.
