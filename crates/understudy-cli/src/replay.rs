@@ -72,14 +72,21 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Whether `path`'s first non-blank line is a native episode
-/// (`"format": "understudy.episode/…"`), i.e. stored mode.
+/// (`"format": "understudy.episode/…"`), i.e. stored mode. Reads up to
+/// that line only: the input may be a batch of gigabytes.
 fn is_native_file(path: &Path) -> anyhow::Result<bool> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let Some(first) = text.lines().find(|l| !l.trim().is_empty()) else {
+    let mut first = None;
+    for line in input_lines(path)? {
+        let line = line.with_context(|| format!("reading {}", path.display()))?;
+        if !line.trim().is_empty() {
+            first = Some(line);
+            break;
+        }
+    }
+    let Some(first) = first else {
         return Ok(false);
     };
-    Ok(serde_json::from_str::<serde_json::Value>(first)
+    Ok(serde_json::from_str::<serde_json::Value>(&first)
         .ok()
         .and_then(|v| {
             v.get("format")
