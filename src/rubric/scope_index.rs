@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use crate::error::Result;
 use crate::sql::values::{quote_ident, to_json};
-use crate::world::scope::{value_text, FieldPath, Scope};
+use crate::world::scope::{value_text, Scope};
 use crate::world::World;
 
 /// A record: its table and key.
@@ -68,38 +68,73 @@ impl ScopeIndex {
             finder: Finder::default(),
         };
         for table in scope.tables() {
-            for (key, _) in rows(world, seed, table, None)? {
+            each_row(world, seed, table, None, |key, _| {
                 ix.tables_of_key
                     .entry(key.clone())
                     .or_default()
                     .push(table.to_string());
                 ix.keys.entry(table.to_string()).or_default().push(key);
-            }
+            })?;
         }
-        // Each (table, column) is read and its JSON parsed once, however
-        // many fields of it the scope names.
-        let mut columns = Columns::default();
-        for r in &scope.reach {
-            for (key, doc) in columns.get(world, seed, &r.via)? {
-                for parent in r.via.values_in(doc).into_iter().filter_map(value_text) {
-                    ix.children
-                        .entry((r.from.clone(), parent))
-                        .or_default()
-                        .push((r.table.clone(), key.clone()));
-                }
-            }
-        }
-        for f in &scope.sensitive {
-            for (key, doc) in columns.get(world, seed, f)? {
-                for v in f.values_in(doc).into_iter().filter_map(value_text) {
-                    let v = normalize(&v);
-                    if v.chars().count() >= MIN_SENSITIVE_CHARS {
-                        ix.sensitive
-                            .entry(v)
-                            .or_default()
-                            .push(((f.table.clone(), key.clone()), f.text.clone()));
+        // Each (table, column) is read, and its JSON parsed, once however
+        // many fields of it the scope names, and a row at a time: holding
+        // a column's parsed documents took many times the world's size.
+        // What each field finds is kept apart and added in the scope's
+        // order, as if each were read on its own.
+        let mut reached: Vec<Vec<(RecordKey, RecordKey)>> = vec![Vec::new(); scope.reach.len()];
+        let mut told: Vec<Vec<(String, String)>> = vec![Vec::new(); scope.sensitive.len()];
+        for (column, uses) in columns_read(scope) {
+            each_row(
+                world,
+                seed,
+                column.table,
+                Some(column.column),
+                |key, value| {
+                    let doc = match value {
+                        // As `FieldPath::values` reads a column: JSON text is
+                        // parsed when the path goes inside it; text that is not
+                        // JSON holds nothing there.
+                        Value::String(s) if column.inside => {
+                            serde_json::from_str(&s).unwrap_or(Value::Null)
+                        }
+                        other => other,
+                    };
+                    for u in &uses {
+                        match *u {
+                            Use::Reach(i) => {
+                                let r = &scope.reach[i];
+                                for parent in
+                                    r.via.values_in(&doc).into_iter().filter_map(value_text)
+                                {
+                                    reached[i].push((
+                                        (r.from.clone(), parent),
+                                        (r.table.clone(), key.clone()),
+                                    ));
+                                }
+                            }
+                            Use::Sensitive(i) => {
+                                let f = &scope.sensitive[i];
+                                for v in f.values_in(&doc).into_iter().filter_map(value_text) {
+                                    let v = normalize(&v);
+                                    if v.chars().count() >= MIN_SENSITIVE_CHARS {
+                                        told[i].push((v, key.clone()));
+                                    }
+                                }
+                            }
+                        }
                     }
-                }
+                },
+            )?;
+        }
+        for (record, child) in reached.into_iter().flatten() {
+            ix.children.entry(record).or_default().push(child);
+        }
+        for (f, found) in scope.sensitive.iter().zip(told) {
+            for (v, key) in found {
+                ix.sensitive
+                    .entry(v)
+                    .or_default()
+                    .push(((f.table.clone(), key), f.text.clone()));
             }
         }
         ix.finder = Finder::new(ix.sensitive.keys());
@@ -154,7 +189,7 @@ impl ScopeIndex {
         normalized: &'a str,
     ) -> Vec<(&'a str, &'a [(RecordKey, String)])> {
         self.finder
-            .find_iter(normalized)
+            .find_iter(normalized, |v| self.sensitive.contains_key(v))
             .filter(|&(start, end)| boundary(normalized, start, end))
             .filter_map(|(start, end)| {
                 let m = &normalized[start..end];
@@ -195,34 +230,38 @@ fn boundary(text: &str, start: usize, end: usize) -> bool {
 /// τ-airline's thousands of values, compiling it was a fifth of a whole
 /// `score` run, and a large world's alternation outgrew the regex size
 /// limit, which left disclosure checks finding nothing at all.
+///
+/// It keeps only the lengths: the values themselves are the keys of the
+/// index's map, looked up through `is_value`, so a large world's values
+/// are held once.
 #[derive(Default)]
 struct Finder {
-    values: HashSet<String>,
     /// The byte lengths values have, longest first.
     lengths: Vec<usize>,
 }
 
 impl Finder {
     fn new<'a>(values: impl Iterator<Item = &'a String>) -> Finder {
-        let values: HashSet<String> = values.cloned().collect();
-        let mut lengths: Vec<usize> = values.iter().map(String::len).collect();
+        let mut lengths: Vec<usize> = values.map(String::len).collect();
         lengths.sort_unstable_by(|a, b| b.cmp(a));
         lengths.dedup();
-        Finder { values, lengths }
+        Finder { lengths }
     }
 
     /// Byte ranges of the matches in `text`, left to right.
-    fn find_iter<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
+    fn find_iter<'a>(
+        &'a self,
+        text: &'a str,
+        is_value: impl Fn(&str) -> bool + 'a,
+    ) -> impl Iterator<Item = (usize, usize)> + 'a {
         let mut at = 0;
         std::iter::from_fn(move || {
             while at < text.len() {
                 let start = at;
                 let found = self.lengths.iter().find_map(|&n| {
                     let end = start + n;
-                    (end <= text.len()
-                        && text.is_char_boundary(end)
-                        && self.values.contains(&text[start..end]))
-                    .then_some(end)
+                    (end <= text.len() && text.is_char_boundary(end) && is_value(&text[start..end]))
+                        .then_some(end)
                 });
                 if let Some(end) = found {
                     at = end;
@@ -235,48 +274,66 @@ impl Finder {
     }
 }
 
-/// Each column a scope field reads, per table: its rows' keys with the
-/// column's value, JSON text parsed when a path goes inside it.
-#[derive(Default)]
-struct Columns(HashMap<(String, String, bool), Vec<(String, Value)>>);
-
-impl Columns {
-    fn get(
-        &mut self,
-        world: &World,
-        seed: &Connection,
-        field: &FieldPath,
-    ) -> Result<&[(String, Value)]> {
-        let inside = !field.path.is_empty();
-        let id = (field.table.clone(), field.column.clone(), inside);
-        if !self.0.contains_key(&id) {
-            let mut read = rows(world, seed, &field.table, Some(field))?;
-            for (_, v) in &mut read {
-                *v = match std::mem::take(v) {
-                    // As `FieldPath::values` reads a column: JSON text is
-                    // parsed when the path goes inside it; text that is not
-                    // JSON holds nothing there.
-                    Value::String(s) if inside => serde_json::from_str(&s).unwrap_or(Value::Null),
-                    other => other,
-                };
-            }
-            self.0.insert(id.clone(), read);
-        }
-        Ok(self.0.get(&id).map_or(&[], Vec::as_slice))
-    }
+/// A column the index reads: its table, its name, and whether a field's
+/// path goes inside it (its text is then parsed as JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ColumnRead<'s> {
+    table: &'s str,
+    column: &'s str,
+    inside: bool,
 }
 
-/// Every record of `table`: its key and the value of `field`'s column.
-fn rows(
+/// What a column's values feed: a reach rule or a sensitive field, by its
+/// place in the scope.
+#[derive(Debug, Clone, Copy)]
+enum Use {
+    Reach(usize),
+    Sensitive(usize),
+}
+
+/// Every column the scope's fields read, each once, with the fields that
+/// read it.
+fn columns_read(scope: &Scope) -> Vec<(ColumnRead<'_>, Vec<Use>)> {
+    let fields = scope
+        .reach
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (&r.via, Use::Reach(i)))
+        .chain(
+            scope
+                .sensitive
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f, Use::Sensitive(i))),
+        );
+    let mut out: Vec<(ColumnRead<'_>, Vec<Use>)> = Vec::new();
+    for (f, u) in fields {
+        let column = ColumnRead {
+            table: &f.table,
+            column: &f.column,
+            inside: !f.path.is_empty(),
+        };
+        match out.iter_mut().find(|(c, _)| *c == column) {
+            Some((_, uses)) => uses.push(u),
+            None => out.push((column, vec![u])),
+        }
+    }
+    out
+}
+
+/// Calls `f` with each record of `table`: its key and the value of
+/// `column` (null without one), a row at a time.
+fn each_row(
     world: &World,
     seed: &Connection,
     table: &str,
-    field: Option<&FieldPath>,
-) -> Result<Vec<(String, Value)>> {
+    column: Option<&str>,
+    mut f: impl FnMut(String, Value),
+) -> Result<()> {
     let Some(key) = world.table(table).and_then(|t| t.key_column.clone()) else {
-        return Ok(Vec::new());
+        return Ok(());
     };
-    let col = field.map_or_else(|| "NULL".to_string(), |f| quote_ident(&f.column));
+    let col = column.map_or_else(|| "NULL".to_string(), quote_ident);
     let sql = format!(
         "SELECT {} AS k, {col} AS v FROM {}",
         quote_ident(&key),
@@ -284,13 +341,12 @@ fn rows(
     );
     let mut stmt = seed.prepare(&sql)?;
     let mut rows = stmt.query([])?;
-    let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         if let Some(k) = value_text(&to_json(row.get_ref(0)?)) {
-            out.push((k, to_json(row.get_ref(1)?)));
+            f(k, to_json(row.get_ref(1)?));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -320,6 +376,8 @@ mod tests {
         ];
         let owned: Vec<String> = values.iter().map(|v| v.to_string()).collect();
         let finder = Finder::new(owned.iter());
+        let set: HashSet<&str> = values.iter().copied().collect();
+        let is_value = |v: &str| set.contains(v);
         for text in [
             "",
             "no values here",
@@ -331,13 +389,15 @@ mod tests {
             "12345678901234567",
             "main st 1main st 1",
         ] {
-            let found: Vec<(usize, usize)> = finder.find_iter(text).collect();
+            let found: Vec<(usize, usize)> = finder.find_iter(text, is_value).collect();
             assert_eq!(found, by_regex(&values, text), "in {text:?}");
         }
         assert_eq!(
-            finder.find_iter("call 1234567 now").collect::<Vec<_>>(),
+            finder
+                .find_iter("call 1234567 now", is_value)
+                .collect::<Vec<_>>(),
             vec![(5, 12)]
         );
-        assert_eq!(Finder::default().find_iter("123456").count(), 0);
+        assert_eq!(Finder::default().find_iter("123456", is_value).count(), 0);
     }
 }
