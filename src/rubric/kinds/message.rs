@@ -157,7 +157,7 @@ impl MessageCheck {
                 "The message at step {} mentions {} (“{}”)",
                 i + 1,
                 pattern.describe(),
-                shorten(&found, 200)
+                shorten(as_written(text, &found), 200)
             ));
             ev.steps = vec![*i];
             ev.excerpt = Some(excerpt_around(text, &found));
@@ -258,6 +258,21 @@ fn compile_commit(
     Some(Commit::new(max_values, max_length, allowed))
 }
 
+/// What matched as the message writes it: phrases and dates are found in
+/// the lowercased text, and a grader should read "April 1, 2025", not
+/// "april 1, 2025". Falls back to `found` when lowercasing changed the
+/// text's length (some non-ASCII letters), so no slice can go wrong.
+fn as_written<'a>(text: &'a str, found: &'a str) -> &'a str {
+    if text.contains(found) {
+        return found;
+    }
+    let lower = text.to_lowercase();
+    match lower.find(&found.to_lowercase()) {
+        Some(pos) if lower.len() == text.len() => text.get(pos..pos + found.len()).unwrap_or(found),
+        _ => found,
+    }
+}
+
 /// A short window of the message around what matched.
 fn excerpt_around(text: &str, found: &str) -> String {
     let Some(pos) = text
@@ -285,4 +300,19 @@ fn excerpt_around(text: &str, found: &str) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_written;
+
+    #[test]
+    fn what_matched_is_quoted_as_written() {
+        let text = "You keep full access until April 1, 2025, and won't be charged.";
+        assert_eq!(as_written(text, "april 1, 2025"), "April 1, 2025");
+        assert_eq!(as_written(text, "full access"), "full access");
+        // Lowercasing "İ" lengthens the text: the match is quoted as found.
+        assert_eq!(as_written("İstanbul, April 1", "april 1"), "april 1");
+        assert_eq!(as_written("nothing here", "april 1"), "april 1");
+    }
 }
