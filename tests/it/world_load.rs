@@ -271,6 +271,23 @@ fn json_seed_files_are_checked_record_by_record() {
         "{\"d1\": {\"title\": \"x\"}, \"d1\": {\"title\": \"y\"}}",
     );
     assert_problem(&problems(dir.path()), &["data/docs.json", "record \"d1\""]);
+
+    // Bytes that are not UTF-8 are named at their line, in either format.
+    let dir = copy_world(&mini_dir());
+    std::fs::write(
+        dir.path().join("data/docs.json"),
+        b"{\"d1\": {\"title\": \"x\"},\n \"d2\": {\"title\": \"caf\xe9\"}}",
+    )
+    .unwrap();
+    assert_problem(&problems(dir.path()), &["data/docs.json:2", "invalid JSON"]);
+    let dir = copy_world(&mini_dir());
+    let mut bad = std::fs::read(dir.path().join("data/accounts.csv")).unwrap();
+    bad.extend_from_slice(b"A-9,Ren\xe9e,1.0,false\n");
+    std::fs::write(dir.path().join("data/accounts.csv"), bad).unwrap();
+    assert_problem(
+        &problems(dir.path()),
+        &["data/accounts.csv:5", "invalid UTF-8 in field"],
+    );
 }
 
 #[test]

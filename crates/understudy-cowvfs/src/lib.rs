@@ -109,13 +109,49 @@ impl Overlay {
             unreachable!("a new Arc has one owner");
         };
         let page = data.page;
+        let mut freed = 0;
         for (idx, chunk) in bytes.chunks_mut(page).enumerate().rev() {
             match data.pages.remove(&(idx as u64)) {
-                Some(p) => chunk.copy_from_slice(&p.bytes()[..chunk.len()]),
+                Some(p) => {
+                    chunk.copy_from_slice(&p.bytes()[..chunk.len()]);
+                    freed += p.len;
+                }
                 None => data.image_bytes((idx * page) as u64, chunk),
             }
+            // The pages are small blocks of SQLite's (the system's) heap,
+            // between other allocations: freeing them makes room there but
+            // returns nothing to the system, so without this the copy held
+            // two databases after all (tau-retail x100: 162 -> 293 MB).
+            if freed >= RELEASE_EVERY {
+                release_free_heap();
+                freed = 0;
+            }
         }
+        release_free_heap();
         Ok(out)
+    }
+}
+
+/// How many bytes of pages [`Overlay::into_image`] frees between handing
+/// free heap back to the system: often enough to keep its peak near one
+/// database, rarely enough that the heap walks cost little (16 of them for
+/// a 130 MB world).
+const RELEASE_EVERY: usize = 8 << 20;
+
+/// Hands the free pages of the C heap back to the system (glibc's
+/// `malloc_trim`); elsewhere the allocator is left to do as it does.
+fn release_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> c_int;
+        }
+        // SAFETY: malloc_trim only gives free heap pages back to the
+        // system; it touches no live allocation and may be called from any
+        // thread at any time.
+        unsafe {
+            malloc_trim(0);
+        }
     }
 }
 
