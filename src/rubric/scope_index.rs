@@ -22,15 +22,25 @@ pub type RecordKey = (String, String);
 /// postcode or 4 card digits read like any amount or count.
 pub const MIN_SENSITIVE_CHARS: usize = 6;
 
+/// Where a sensitive value is: the record holding it and the field, as the
+/// scope writes it (`users.email`). Table and field names are shared by
+/// every owner of their kind: a large world has hundreds of thousands.
+#[derive(Debug, Clone)]
+pub struct Owner {
+    pub table: Arc<str>,
+    pub key: String,
+    pub field: Arc<str>,
+}
+
 pub struct ScopeIndex {
     /// Scoped tables holding a record with this key.
-    tables_of_key: HashMap<String, Vec<String>>,
+    tables_of_key: HashMap<String, Vec<Arc<str>>>,
     /// Each scoped table's keys, in table order.
     keys: HashMap<String, Vec<String>>,
     /// A record → the records that reach it directly.
-    children: HashMap<RecordKey, Vec<RecordKey>>,
-    /// Normalized sensitive value → (owner, field).
-    sensitive: HashMap<String, Vec<(RecordKey, String)>>,
+    children: HashMap<RecordKey, Vec<(Arc<str>, String)>>,
+    /// Normalized sensitive value → where it is.
+    sensitive: HashMap<String, Vec<Owner>>,
     /// Finds any sensitive value in normalized text.
     finder: Finder,
 }
@@ -68,20 +78,23 @@ impl ScopeIndex {
             finder: Finder::default(),
         };
         for table in scope.tables() {
+            let name: Arc<str> = Arc::from(table);
+            let mut keys = Vec::new();
             each_row(world, seed, table, None, |key, _| {
                 ix.tables_of_key
                     .entry(key.clone())
                     .or_default()
-                    .push(table.to_string());
-                ix.keys.entry(table.to_string()).or_default().push(key);
+                    .push(Arc::clone(&name));
+                keys.push(key);
             })?;
+            ix.keys.entry(table.to_string()).or_default().extend(keys);
         }
         // Each (table, column) is read, and its JSON parsed, once however
         // many fields of it the scope names, and a row at a time: holding
         // a column's parsed documents took many times the world's size.
         // What each field finds is kept apart and added in the scope's
         // order, as if each were read on its own.
-        let mut reached: Vec<Vec<(RecordKey, RecordKey)>> = vec![Vec::new(); scope.reach.len()];
+        let mut reached: Vec<Vec<(String, String)>> = vec![Vec::new(); scope.reach.len()];
         let mut told: Vec<Vec<(String, String)>> = vec![Vec::new(); scope.sensitive.len()];
         for (column, uses) in columns_read(scope) {
             each_row(
@@ -106,10 +119,7 @@ impl ScopeIndex {
                                 for parent in
                                     r.via.values_in(&doc).into_iter().filter_map(value_text)
                                 {
-                                    reached[i].push((
-                                        (r.from.clone(), parent),
-                                        (r.table.clone(), key.clone()),
-                                    ));
+                                    reached[i].push((parent, key.clone()));
                                 }
                             }
                             Use::Sensitive(i) => {
@@ -126,15 +136,24 @@ impl ScopeIndex {
                 },
             )?;
         }
-        for (record, child) in reached.into_iter().flatten() {
-            ix.children.entry(record).or_default().push(child);
+        for (r, found) in scope.reach.iter().zip(reached) {
+            let table: Arc<str> = Arc::from(r.table.as_str());
+            for (parent, key) in found {
+                ix.children
+                    .entry((r.from.clone(), parent))
+                    .or_default()
+                    .push((Arc::clone(&table), key));
+            }
         }
         for (f, found) in scope.sensitive.iter().zip(told) {
+            let (table, field): (Arc<str>, Arc<str>) =
+                (Arc::from(f.table.as_str()), Arc::from(f.text.as_str()));
             for (v, key) in found {
-                ix.sensitive
-                    .entry(v)
-                    .or_default()
-                    .push(((f.table.clone(), key), f.text.clone()));
+                ix.sensitive.entry(v).or_default().push(Owner {
+                    table: Arc::clone(&table),
+                    key,
+                    field: Arc::clone(&field),
+                });
             }
         }
         ix.finder = Finder::new(ix.sensitive.keys());
@@ -160,7 +179,13 @@ impl ScopeIndex {
             .collect();
         while let Some(r) = todo.pop() {
             if out.insert(r.clone()) {
-                todo.extend(self.children.get(&r).into_iter().flatten().cloned());
+                todo.extend(
+                    self.children
+                        .get(&r)
+                        .into_iter()
+                        .flatten()
+                        .map(|(t, k)| (t.to_string(), k.clone())),
+                );
             }
         }
         out
@@ -179,15 +204,12 @@ impl ScopeIndex {
     }
 
     /// The scoped tables holding a record keyed `value`.
-    pub fn tables_of(&self, value: &str) -> &[String] {
+    pub fn tables_of(&self, value: &str) -> &[Arc<str>] {
         self.tables_of_key.get(value).map_or(&[], Vec::as_slice)
     }
 
     /// Sensitive values `normalized` text contains, each with its owners.
-    pub fn sensitive_in<'a>(
-        &'a self,
-        normalized: &'a str,
-    ) -> Vec<(&'a str, &'a [(RecordKey, String)])> {
+    pub fn sensitive_in<'a>(&'a self, normalized: &'a str) -> Vec<(&'a str, &'a [Owner])> {
         self.finder
             .find_iter(normalized, |v| self.sensitive.contains_key(v))
             .filter(|&(start, end)| boundary(normalized, start, end))
@@ -201,15 +223,23 @@ impl ScopeIndex {
     /// One sensitive value of a record outside `subject`, for lint's
     /// disclosure mutant: (value as stored, its field, its owner's key).
     pub fn outside_value(&self, subject: &HashSet<RecordKey>) -> Option<(String, String, String)> {
-        let mut all: Vec<(&String, &(RecordKey, String))> = self
+        let subject: HashSet<(&str, &str)> = subject
+            .iter()
+            .map(|(t, k)| (t.as_str(), k.as_str()))
+            .collect();
+        let mut all: Vec<(&str, &str, &str, &str)> = self
             .sensitive
             .iter()
-            .flat_map(|(v, owners)| owners.iter().map(move |o| (v, o)))
-            .filter(|(_, (owner, _))| !subject.contains(owner))
+            .flat_map(|(v, owners)| {
+                owners
+                    .iter()
+                    .map(move |o| (v.as_str(), &*o.table, o.key.as_str(), &*o.field))
+            })
+            .filter(|(_, table, key, _)| !subject.contains(&(*table, *key)))
             .collect();
         all.sort();
         all.first()
-            .map(|(v, ((_, key), field))| ((*v).clone(), field.clone(), key.clone()))
+            .map(|(v, _, key, field)| (v.to_string(), field.to_string(), key.to_string()))
     }
 }
 
