@@ -14,7 +14,7 @@ use understudy::World;
 
 use crate::error::{AppError, AppResult};
 use crate::paths;
-use crate::worlds::{TaskProgress, WorldProblem, WorldSummary};
+use crate::worlds::{WorldProblem, WorldSummary};
 
 /// The worlds found at start-up, by id.
 pub(crate) struct Shelf {
@@ -88,7 +88,7 @@ impl Shelf {
         for (folder, result) in results {
             match result {
                 Ok(w) => {
-                    let summary = WorldSummary::new(&w, |_| TaskProgress::default());
+                    let summary = WorldSummary::new(&w);
                     entries.insert(
                         w.meta.id.clone(),
                         Entry {

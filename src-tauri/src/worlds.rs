@@ -34,7 +34,9 @@ pub struct WorldSummary {
 }
 
 impl WorldSummary {
-    pub fn new(w: &World, mut progress: impl FnMut(&str) -> TaskProgress) -> WorldSummary {
+    /// The world's listing with no one's progress yet (the catalogue adds
+    /// the current expert's).
+    pub fn new(w: &World) -> WorldSummary {
         WorldSummary {
             id: w.meta.id.clone(),
             name: w.meta.name.clone(),
@@ -48,7 +50,7 @@ impl WorldSummary {
                     title: t.title.clone(),
                     difficulty: t.difficulty.clone(),
                     summary: first_words(&summary_of(t), SUMMARY_CHARS),
-                    progress: progress(&t.id),
+                    progress: TaskProgress::default(),
                 })
                 .collect(),
         }

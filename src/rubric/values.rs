@@ -356,7 +356,7 @@ mod tests {
             assert_eq!(found.len(), 1, "{text}");
             assert_eq!(
                 found[0].0,
-                NaiveDate::from_ymd_opt(2025, 4, 1).expect("dates")
+                NaiveDate::from_ymd_opt(2025, 4, 1).expect("date")
             );
         }
         assert!(dates_in("February 30, 2025").is_empty());

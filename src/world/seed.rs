@@ -81,7 +81,7 @@ pub fn load(
     // Read through a buffer as the records are parsed: a large world's
     // seed file is tens of megabytes, and holding its text beside the
     // database being seeded was a third of loading's peak memory.
-    let text = match std::fs::File::open(&path) {
+    let file = match std::fs::File::open(&path) {
         Ok(f) => std::io::BufReader::with_capacity(1 << 16, f),
         Err(e) => {
             diags.push(
@@ -102,9 +102,9 @@ pub fn load(
         problems: 0,
     };
     if seed.file.ends_with(".csv") {
-        load_csv(text, &columns, &mut sink);
+        load_csv(file, &columns, &mut sink);
     } else if seed.file.ends_with(".json") {
-        load_json(text, &columns, seed, &mut sink);
+        load_json(file, &columns, seed, &mut sink);
     } else {
         sink.diags.push(
             "world.toml",
@@ -174,10 +174,10 @@ impl Sink<'_> {
     }
 }
 
-fn load_csv(text: impl std::io::Read, columns: &[Column], sink: &mut Sink<'_>) {
+fn load_csv(file: impl std::io::Read, columns: &[Column], sink: &mut Sink<'_>) {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
-        .from_reader(text);
+        .from_reader(file);
     let headers: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(|s| s.trim().to_string()).collect(),
         Err(e) => {
@@ -301,8 +301,8 @@ fn convert_csv(field: &str, decl: &str) -> Result<SqlValue, &'static str> {
 /// Loads a JSON seed file record by record as it is parsed: a whole
 /// file's value tree takes several times the file's size (a big world's
 /// seed ran to gigabytes), one record's does not.
-fn load_json(text: impl std::io::Read, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_>) {
-    let mut de = serde_json::Deserializer::from_reader(text);
+fn load_json(file: impl std::io::Read, columns: &[Column], seed: &SeedToml, sink: &mut Sink<'_>) {
+    let mut de = serde_json::Deserializer::from_reader(file);
     let mut records = Records {
         columns,
         seed,

@@ -139,12 +139,11 @@ impl ActionCheck {
             (min, Some(max)) => format!("{min} to {max} times"),
             (min, None) => format!("at least {}", times(min)),
         };
-        let should = match (a.min, a.max) {
-            (0, Some(0)) => "it should not be used at all".to_string(),
-            _ => format!("it should be used {want}"),
-        };
         if !count_ok && a.holds {
-            parts.push(should);
+            parts.push(match a.max {
+                Some(0) => "it should not be used at all".to_string(),
+                _ => format!("it should be used {want}"),
+            });
         }
         parts.extend(violations.iter().map(|(_, v)| v.clone()));
         let mut ev = Evidence::detail(capitalize(&parts.join("; ")));

@@ -258,27 +258,33 @@ fn compile_commit(
     Some(Commit::new(max_values, max_length, allowed))
 }
 
-/// What matched as the message writes it: phrases and dates are found in
-/// the lowercased text, and a grader should read "April 1, 2025", not
-/// "april 1, 2025". Falls back to `found` when lowercasing changed the
-/// text's length (some non-ASCII letters), so no slice can go wrong.
-fn as_written<'a>(text: &'a str, found: &'a str) -> &'a str {
-    if text.contains(found) {
-        return found;
+/// Where in `text` the match `found` starts. Phrases and dates are found
+/// in the lowercased text, so that is searched too; its positions are only
+/// used where they fall on the same characters of `text` (lowercasing can
+/// change a letter's length: "İ" grows), so no slice can go wrong.
+fn locate(text: &str, found: &str) -> Option<usize> {
+    if let Some(pos) = text.find(found) {
+        return Some(pos);
     }
     let lower = text.to_lowercase();
-    match lower.find(&found.to_lowercase()) {
-        Some(pos) if lower.len() == text.len() => text.get(pos..pos + found.len()).unwrap_or(found),
-        _ => found,
-    }
+    let pos = lower.find(&found.to_lowercase())?;
+    let end = pos + found.len();
+    (lower.len() == text.len() && text.is_char_boundary(pos) && text.is_char_boundary(end))
+        .then_some(pos)
+}
+
+/// What matched as the message writes it: a grader should read "April 1,
+/// 2025", not the lowercased "april 1, 2025" it was found in; `found`
+/// itself when it cannot be placed.
+fn as_written<'a>(text: &'a str, found: &'a str) -> &'a str {
+    locate(text, found)
+        .and_then(|pos| text.get(pos..pos + found.len()))
+        .unwrap_or(found)
 }
 
 /// A short window of the message around what matched.
 fn excerpt_around(text: &str, found: &str) -> String {
-    let Some(pos) = text
-        .find(found)
-        .or_else(|| text.to_lowercase().find(&found.to_lowercase()))
-    else {
+    let Some(pos) = locate(text, found) else {
         return shorten(text, 160);
     };
     let start = text[..pos]
@@ -314,5 +320,22 @@ mod tests {
         // Lowercasing "İ" lengthens the text: the match is quoted as found.
         assert_eq!(as_written("İstanbul, April 1", "april 1"), "april 1");
         assert_eq!(as_written("nothing here", "april 1"), "april 1");
+    }
+
+    #[test]
+    fn an_excerpt_never_slices_inside_a_letter() {
+        // Lowercasing turns the Kelvin sign (3 bytes) into "k" (1 byte): a
+        // position found in the lowercased text falls inside it here.
+        let text = "\u{212A}Refund of 25 sent";
+        assert_eq!(
+            super::excerpt_around(text, "refund of 25"),
+            "\u{212A}Refund of 25 sent"
+        );
+        assert_eq!(as_written(text, "refund of 25"), "refund of 25");
+        // Where lowercasing keeps every letter's length, the match is placed.
+        assert_eq!(
+            super::excerpt_around("Sent: Refund of 25.", "refund of 25"),
+            "Sent: Refund of 25."
+        );
     }
 }
