@@ -45,6 +45,7 @@ pub fn apply(conn: &Connection) -> rusqlite::Result<()> {
 /// `bytes`. SQLite lets a cap be lowered but never raised, so an embedder
 /// that wants less (a small container) calls this before loading worlds.
 pub fn lower_process_heap_limit(bytes: i64) -> rusqlite::Result<()> {
+    understudy_cowvfs::heap::install();
     set_process_heap_limit(&Connection::open_in_memory()?, bytes)
 }
 
@@ -54,9 +55,13 @@ fn set_process_heap_limit(conn: &Connection, bytes: i64) -> rusqlite::Result<()>
     if current != 0 && current <= bytes {
         return Ok(());
     }
-    let now: i64 = conn.query_row(&format!("PRAGMA hard_heap_limit = {bytes}"), [], |r| {
-        r.get(0)
-    })?;
+    let now: i64 = if understudy_cowvfs::heap::installed() {
+        understudy_cowvfs::heap::set_limit(bytes)
+    } else {
+        conn.query_row(&format!("PRAGMA hard_heap_limit = {bytes}"), [], |r| {
+            r.get(0)
+        })?
+    };
     HEAP_LIMIT.store(now, Ordering::Relaxed);
     Ok(())
 }

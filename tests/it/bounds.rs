@@ -222,6 +222,14 @@ fn heap_limit_child() {
     let world = std::sync::Arc::new(World::load(dir.path()).expect("the world loads"));
     let mut ep = Episode::new(world).expect("episode");
     ep.reset("pay-back", 0).expect("reset");
+    // The engine opened SQLite first, so the cap is the lock-free
+    // counting allocator's, not SQLite's own (which takes a global mutex on
+    // every allocation).
+    assert!(
+        understudy_cowvfs::heap::installed(),
+        "SQLite's own allocator is in use"
+    );
+    assert!(understudy_cowvfs::heap::used() > 0, "nothing counted");
     understudy::sql::limits::lower_process_heap_limit(24 << 20).expect("lowered");
     let out = ep
         .step(&Action::tool("hoard", json!({})))

@@ -1,8 +1,9 @@
 //! A copy-on-write SQLite VFS: many connections read one shared, immutable
-//! database image and each keeps only the pages it writes.
+//! database image and each keeps only the pages it writes. Also SQLite's
+//! allocator for the engine ([`heap`]): its memory counted without a lock.
 //!
-//! Why a crate of its own: the engine forbids `unsafe`, and a VFS is C
-//! function pointers SQLite calls. The crates that wrap that were read
+//! Why a crate of its own: the engine forbids `unsafe`, and a VFS (like an
+//! allocator) is C function pointers SQLite calls. The crates that wrap that were read
 //! first and not taken: `sqlite-vfs` (a self-declared prototype) hands out
 //! `&mut` to the VFS's shared state from every thread's `xOpen` and writes
 //! a counter through it, a data race when two threads open databases at
@@ -40,6 +41,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rusqlite::ffi;
 use rusqlite::{Connection, OpenFlags};
+
+pub mod heap;
 
 /// The name the VFS is registered under.
 pub const VFS_NAME: &str = "understudy-cow";
@@ -166,6 +169,7 @@ impl std::fmt::Debug for Overlay {
 /// Opens a connection over `image` (a serialized SQLite database; empty
 /// for a new one) with `flags`, and the handle to its private pages.
 pub fn open(image: Arc<[u8]>, flags: OpenFlags) -> rusqlite::Result<(Connection, Overlay)> {
+    heap::install();
     register()?;
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = format!("/{VFS_NAME}/{}", NEXT.fetch_add(1, Ordering::Relaxed));
