@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -28,21 +29,32 @@ pub(crate) fn compile(
     diags: &mut Diagnostics,
 ) -> Option<Rubric> {
     let before = diags.len();
-    let parsed: RubricToml = match toml::from_str(text) {
-        Ok(p) => p,
+    let refuse = |diags: &mut Diagnostics, e: toml::de::Error| {
+        diags.push(
+            rel,
+            e.span().map(|s| line_of(text, s.start)),
+            None,
+            e.message().trim().to_string(),
+        );
+    };
+    // Parsed once, then read twice: as the rubric, and as the raw tables,
+    // so each criterion's hash and display form are exactly what was
+    // written.
+    let document = match toml::de::DeTable::parse(text) {
+        Ok(d) => d,
         Err(e) => {
-            diags.push(
-                rel,
-                e.span().map(|s| line_of(text, s.start)),
-                None,
-                e.message().trim().to_string(),
-            );
+            refuse(diags, e);
             return None;
         }
     };
-    // The raw tables, so each criterion's hash and display form are exactly
-    // what was written.
-    let raw: toml::Table = toml::from_str(text).unwrap_or_default();
+    let parsed = match RubricToml::deserialize(toml::de::Deserializer::from(document.clone())) {
+        Ok(p) => p,
+        Err(e) => {
+            refuse(diags, e);
+            return None;
+        }
+    };
+    let raw = toml::Table::deserialize(toml::de::Deserializer::from(document)).unwrap_or_default();
     let raw_criteria: Vec<toml::Value> = raw
         .get("criteria")
         .and_then(|v| v.as_array())

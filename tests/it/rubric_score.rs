@@ -530,3 +530,20 @@ fn editing_a_rubric_file_is_picked_up_and_changes_the_hash() {
         .expect("no file is fine")
         .is_none());
 }
+
+/// A file that is not TOML, or whose values have the wrong type, is
+/// refused with the line of the fault (the file is parsed once and read
+/// twice, so both kinds of fault must still carry their place).
+#[test]
+fn a_rubric_that_is_not_toml_or_mistyped_is_refused_at_its_line() {
+    let world = common::mini();
+    let syntax = "format = 1\nversion = \"1\"\n\n[[criteria]]\nid = \"x\nkind = \"state\"\n";
+    let p = problems(&world, syntax);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("rubrics/pay-back.toml:5"), "{p:?}");
+    let mistyped = "format = 1\nversion = \"1\"\n\n[[criteria]]\nid = \"x\"\ndescription = \"d\"\nkind = \"state\"\npoints = 1\ngate = \"yes\"\n";
+    let p = problems(&world, mistyped);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("rubrics/pay-back.toml:9"), "{p:?}");
+    assert!(p[0].contains("bool"), "{p:?}");
+}
