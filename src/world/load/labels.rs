@@ -114,10 +114,6 @@ fn table_labels(
         .into_iter()
         .map(|c| c.name)
         .collect();
-    let fields = match &table.document_column {
-        Some(doc) => document_fields(&cx.conn, &table.name, doc),
-        None => Vec::new(),
-    };
     let mut out = BTreeMap::new();
     for (name, label) in given {
         let line = Some(line_of(text, label.span().start));
@@ -129,9 +125,15 @@ fn table_labels(
                 subject,
                 "the label is empty; write the column's name as the expert reads it, e.g. \"Refunded so far\"",
             );
-        } else if !columns.contains(name) && !fields.contains(name) {
+        } else if !columns.contains(name)
+            && !table
+                .document_column
+                .as_deref()
+                .is_some_and(|doc| is_document_field(&cx.conn, &table.name, doc, name))
+        {
             let mut known = format!("columns: {}", columns.join(", "));
-            if table.document_column.is_some() {
+            if let Some(doc) = &table.document_column {
+                let fields = document_fields(&cx.conn, &table.name, doc);
                 known.push_str(&format!("; fields of its records: {}", fields.join(", ")));
             }
             cx.diags.push(
@@ -147,9 +149,28 @@ fn table_labels(
     out
 }
 
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Whether some seeded record of a document table has the top-level field
+/// `name`. The scan stops at the first record that has it (usually the
+/// first), so checking a label costs the same however many records the
+/// world holds; the whole list is read only to explain a label that names
+/// nothing.
+fn is_document_field(conn: &Connection, table: &str, doc: &str, name: &str) -> bool {
+    let sql = format!(
+        "SELECT 1 FROM {t}, json_each({t}.{d}) AS j WHERE json_valid({t}.{d}) AND j.key = ?1 LIMIT 1",
+        t = quote(table),
+        d = quote(doc)
+    );
+    conn.prepare(&sql)
+        .and_then(|mut s| s.exists([name]))
+        .unwrap_or(false)
+}
+
 /// The top-level fields of a document table's seeded records, sorted.
 fn document_fields(conn: &Connection, table: &str, doc: &str) -> Vec<String> {
-    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let sql = format!(
         "SELECT DISTINCT j.key FROM {t}, json_each({t}.{d}) AS j WHERE json_valid({t}.{d}) ORDER BY j.key",
         t = quote(table),
