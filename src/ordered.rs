@@ -171,8 +171,14 @@ where
                     Ok((position, result)) => {
                         waiting.insert(position, result);
                     }
-                    // Cannot happen while a worker holds the first item.
-                    Err(_) => break Ok(()),
+                    // The window is full, so a worker holds the first item
+                    // and sends it before it stops; only a worker that
+                    // panicked (the scope then re-raises it) gets here.
+                    Err(_) => {
+                        break Err(crate::error::Error::Other(
+                            "a batch worker stopped without handing back its result".into(),
+                        ))
+                    }
                 },
                 // Ends once every worker has stopped and dropped its sender.
                 Take::Done => {

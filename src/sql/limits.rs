@@ -42,7 +42,7 @@ pub fn apply(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Lowers the cap on all the memory SQLite holds in this process to
-/// `bytes`. SQLite lets a cap be lowered but never raised, so an embedder
+/// `bytes`. The cap can be lowered but never raised, so an embedder
 /// that wants less (a small container) calls this before loading worlds.
 pub fn lower_process_heap_limit(bytes: i64) -> rusqlite::Result<()> {
     understudy_cowvfs::heap::install();

@@ -18,6 +18,7 @@ use toml::Spanned;
 use super::context::LoadContext;
 use super::files;
 use crate::diagnostics::line_of;
+use crate::sql::values::quote_ident;
 use crate::world::manifest::LabelsToml;
 use crate::world::{TableInfo, View};
 
@@ -149,10 +150,6 @@ fn table_labels(
     out
 }
 
-fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
-
 /// Whether some seeded record of a document table has the top-level field
 /// `name`. The scan stops at the first record that has it (usually the
 /// first), so checking a label costs the same however many records the
@@ -161,8 +158,8 @@ fn quote(s: &str) -> String {
 fn is_document_field(conn: &Connection, table: &str, doc: &str, name: &str) -> bool {
     let sql = format!(
         "SELECT 1 FROM {t}, json_each({t}.{d}) AS j WHERE json_valid({t}.{d}) AND j.key = ?1 LIMIT 1",
-        t = quote(table),
-        d = quote(doc)
+        t = quote_ident(table),
+        d = quote_ident(doc)
     );
     conn.prepare(&sql)
         .and_then(|mut s| s.exists([name]))
@@ -173,8 +170,8 @@ fn is_document_field(conn: &Connection, table: &str, doc: &str, name: &str) -> b
 fn document_fields(conn: &Connection, table: &str, doc: &str) -> Vec<String> {
     let sql = format!(
         "SELECT DISTINCT j.key FROM {t}, json_each({t}.{d}) AS j WHERE json_valid({t}.{d}) ORDER BY j.key",
-        t = quote(table),
-        d = quote(doc)
+        t = quote_ident(table),
+        d = quote_ident(doc)
     );
     conn.prepare(&sql)
         .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
