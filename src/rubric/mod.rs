@@ -60,6 +60,7 @@ pub mod derive;
 pub mod document;
 mod evaluation;
 mod format;
+mod interned;
 pub mod judge;
 mod judgment;
 mod kinds;

@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
+use super::interned::{Id, Interned};
 use super::numbers::normalize;
 use rusqlite::Connection;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sql::values::{quote_ident, to_json};
 use crate::world::scope::{value_text, Scope};
 use crate::world::World;
@@ -23,24 +24,45 @@ pub type RecordKey = (String, String);
 pub const MIN_SENSITIVE_CHARS: usize = 6;
 
 /// Where a sensitive value is: the record holding it and the field, as the
-/// scope writes it (`users.email`). Table and field names are shared by
-/// every owner of their kind: a large world has hundreds of thousands.
-#[derive(Debug, Clone)]
-pub struct Owner {
-    pub table: Arc<str>,
-    pub key: String,
-    pub field: Arc<str>,
+/// scope writes it (`users.email`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner<'a> {
+    pub table: &'a str,
+    pub key: &'a str,
+    pub field: &'a str,
 }
 
+/// A record inside the index: the number of its table (in `names`) and
+/// of its key (in `keys`).
+type Rec = (u16, Id);
+
+/// The index keeps every key and value once, as numbers into two string
+/// stores, and its relations as sorted arrays of those numbers: a large
+/// world has hundreds of thousands of records and sensitive values, and
+/// maps of `String`s held several times their bytes (tau-retail ×100's
+/// index took 83 MB, more than half its data).
 pub struct ScopeIndex {
-    /// Scoped tables holding a record with this key.
-    tables_of_key: HashMap<String, Vec<Arc<str>>>,
-    /// Each scoped table's keys, in table order.
-    keys: HashMap<String, Vec<String>>,
-    /// A record → the records that reach it directly.
-    children: HashMap<RecordKey, Vec<(Arc<str>, String)>>,
-    /// Normalized sensitive value → where it is.
-    sensitive: HashMap<String, Vec<Owner>>,
+    /// Every table the index names: the scope's tables, then the tables
+    /// of its sensitive fields.
+    names: Vec<Arc<str>>,
+    /// Every record key, and every key a reach field points at.
+    keys: Interned,
+    /// Each scoped table's records, in table order: (table, its keys).
+    table_keys: Vec<(u16, Vec<Id>)>,
+    /// (key, table) of every scoped record, by key; a key's tables in
+    /// scope order.
+    tables_of_key: Vec<(Id, u16)>,
+    /// (parent, child) for each record that reaches another directly, by
+    /// parent.
+    children: Vec<(Rec, Rec)>,
+    /// Each sensitive field of the scope: its table and its text
+    /// (`users.email`).
+    fields: Vec<(u16, Arc<str>)>,
+    /// Normalized sensitive values.
+    values: Interned,
+    /// (value, field, owner's key) for each sensitive value, by value; a
+    /// value's owners in the scope's field order, then table order.
+    owners: Vec<(Id, u16, Id)>,
     /// Finds any sensitive value in normalized text.
     finder: Finder,
 }
@@ -70,32 +92,49 @@ impl ScopeIndex {
     }
 
     fn build(world: &World, scope: &Scope, seed: &Connection) -> Result<ScopeIndex> {
-        let mut ix = ScopeIndex {
-            tables_of_key: HashMap::new(),
-            keys: HashMap::new(),
-            children: HashMap::new(),
-            sensitive: HashMap::new(),
-            finder: Finder::default(),
+        let mut names: Vec<Arc<str>> = Vec::new();
+        let mut name_of = |table: &str| -> Result<u16> {
+            if let Some(i) = names.iter().position(|n| &**n == table) {
+                return Ok(i as u16);
+            }
+            let i = u16::try_from(names.len())
+                .map_err(|_| Error::Other("a scope naming more than 65,535 tables".into()))?;
+            names.push(Arc::from(table));
+            Ok(i)
         };
+        let mut keys = Interned::default();
+        let mut table_keys = Vec::new();
+        let mut tables_of_key = Vec::new();
         for table in scope.tables() {
-            let name: Arc<str> = Arc::from(table);
-            let mut keys = Vec::new();
+            let t = name_of(table)?;
+            let mut in_order = Vec::new();
             each_row(world, seed, table, None, |key, _| {
-                ix.tables_of_key
-                    .entry(key.clone())
-                    .or_default()
-                    .push(Arc::clone(&name));
-                keys.push(key);
+                let k = keys.intern(&key)?;
+                tables_of_key.push((k, t));
+                in_order.push(k);
+                Ok(())
             })?;
-            ix.keys.entry(table.to_string()).or_default().extend(keys);
+            in_order.shrink_to_fit();
+            table_keys.push((t, in_order));
         }
+        let reach_tables = scope
+            .reach
+            .iter()
+            .map(|r| Ok((name_of(&r.from)?, name_of(&r.table)?)))
+            .collect::<Result<Vec<(u16, u16)>>>()?;
+        let fields = scope
+            .sensitive
+            .iter()
+            .map(|f| Ok((name_of(&f.table)?, Arc::from(f.text.as_str()))))
+            .collect::<Result<Vec<(u16, Arc<str>)>>>()?;
         // Each (table, column) is read, and its JSON parsed, once however
         // many fields of it the scope names, and a row at a time: holding
         // a column's parsed documents took many times the world's size.
-        // What each field finds is kept apart and added in the scope's
-        // order, as if each were read on its own.
-        let mut reached: Vec<Vec<(String, String)>> = vec![Vec::new(); scope.reach.len()];
-        let mut told: Vec<Vec<(String, String)>> = vec![Vec::new(); scope.sensitive.len()];
+        // What each field finds is sorted by its place in the scope below
+        // (stably), as if each were read on its own.
+        let mut children: Vec<(Rec, usize, Rec)> = Vec::new();
+        let mut values = Interned::default();
+        let mut owners: Vec<(Id, u16, Id)> = Vec::new();
         for (column, uses) in columns_read(scope) {
             each_row(
                 world,
@@ -112,52 +151,61 @@ impl ScopeIndex {
                         }
                         other => other,
                     };
+                    let k = keys.intern(&key)?;
                     for u in &uses {
                         match *u {
                             Use::Reach(i) => {
-                                let r = &scope.reach[i];
-                                for parent in
-                                    r.via.values_in(&doc).into_iter().filter_map(value_text)
+                                let (from, table) = reach_tables[i];
+                                for parent in scope.reach[i]
+                                    .via
+                                    .values_in(&doc)
+                                    .into_iter()
+                                    .filter_map(value_text)
                                 {
-                                    reached[i].push((parent, key.clone()));
+                                    children.push(((from, keys.intern(&parent)?), i, (table, k)));
                                 }
                             }
                             Use::Sensitive(i) => {
-                                let f = &scope.sensitive[i];
-                                for v in f.values_in(&doc).into_iter().filter_map(value_text) {
+                                for v in scope.sensitive[i]
+                                    .values_in(&doc)
+                                    .into_iter()
+                                    .filter_map(value_text)
+                                {
                                     let v = normalize(&v);
                                     if v.chars().count() >= MIN_SENSITIVE_CHARS {
-                                        told[i].push((v, key.clone()));
+                                        owners.push((values.intern(&v)?, i as u16, k));
                                     }
                                 }
                             }
                         }
                     }
+                    Ok(())
                 },
             )?;
         }
-        for (r, found) in scope.reach.iter().zip(reached) {
-            let table: Arc<str> = Arc::from(r.table.as_str());
-            for (parent, key) in found {
-                ix.children
-                    .entry((r.from.clone(), parent))
-                    .or_default()
-                    .push((Arc::clone(&table), key));
-            }
-        }
-        for (f, found) in scope.sensitive.iter().zip(told) {
-            let (table, field): (Arc<str>, Arc<str>) =
-                (Arc::from(f.table.as_str()), Arc::from(f.text.as_str()));
-            for (v, key) in found {
-                ix.sensitive.entry(v).or_default().push(Owner {
-                    table: Arc::clone(&table),
-                    key,
-                    field: Arc::clone(&field),
-                });
-            }
-        }
-        ix.finder = Finder::new(ix.sensitive.keys());
-        Ok(ix)
+        // Stable sorts: a key's tables stay in scope order, a parent's
+        // children and a value's owners in the scope's order, then row order.
+        tables_of_key.sort_by_key(|&(k, _)| k);
+        children.sort_by_key(|&(parent, rule, _)| (parent, rule));
+        owners.sort_by_key(|&(v, field, _)| (v, field));
+        let mut children: Vec<(Rec, Rec)> = children.into_iter().map(|(p, _, c)| (p, c)).collect();
+        children.shrink_to_fit();
+        tables_of_key.shrink_to_fit();
+        owners.shrink_to_fit();
+        keys.shrink_to_fit();
+        values.shrink_to_fit();
+        let finder = Finder::new(values.lengths());
+        Ok(ScopeIndex {
+            names,
+            keys,
+            table_keys,
+            tables_of_key,
+            children,
+            fields,
+            values,
+            owners,
+            finder,
+        })
     }
 
     /// The keys of the subject records a task's `records` name.
@@ -178,68 +226,107 @@ impl ScopeIndex {
             .map(|k| (scope.subject.clone(), k.clone()))
             .collect();
         while let Some(r) = todo.pop() {
-            if out.insert(r.clone()) {
+            let found = self.record(&r.0, &r.1);
+            if out.insert(r) {
+                let Some(parent) = found else { continue };
+                let from = self.children.partition_point(|&(p, _)| p < parent);
                 todo.extend(
-                    self.children
-                        .get(&r)
-                        .into_iter()
-                        .flatten()
-                        .map(|(t, k)| (t.to_string(), k.clone())),
+                    self.children[from..]
+                        .iter()
+                        .take_while(|&&(p, _)| p == parent)
+                        .map(|&(_, (t, k))| {
+                            (
+                                self.names[t as usize].to_string(),
+                                self.keys.get(k).to_string(),
+                            )
+                        }),
                 );
             }
         }
         out
     }
 
+    /// A table and key as the index numbers them, when it has both.
+    fn record(&self, table: &str, key: &str) -> Option<Rec> {
+        let t = self.names.iter().position(|n| &**n == table)?;
+        Some((t as u16, self.keys.find(key)?))
+    }
+
     /// The first `n` keys of `table` outside `subject`.
     pub fn outside_keys(&self, table: &str, subject: &HashSet<RecordKey>, n: usize) -> Vec<String> {
-        self.keys
-            .get(table)
-            .into_iter()
-            .flatten()
-            .filter(|k| !subject.contains(&(table.to_string(), (*k).clone())))
+        self.table_keys
+            .iter()
+            .filter(|(t, _)| &*self.names[*t as usize] == table)
+            .flat_map(|(_, keys)| keys)
+            .map(|&k| self.keys.get(k))
+            .filter(|k| !subject.contains(&(table.to_string(), (*k).to_string())))
             .take(n)
-            .cloned()
+            .map(str::to_string)
             .collect()
     }
 
     /// The scoped tables holding a record keyed `value`.
-    pub fn tables_of(&self, value: &str) -> &[Arc<str>] {
-        self.tables_of_key.get(value).map_or(&[], Vec::as_slice)
+    pub fn tables_of(&self, value: &str) -> Vec<&str> {
+        let Some(k) = self.keys.find(value) else {
+            return Vec::new();
+        };
+        let from = self.tables_of_key.partition_point(|&(key, _)| key < k);
+        self.tables_of_key[from..]
+            .iter()
+            .take_while(|&&(key, _)| key == k)
+            .map(|&(_, t)| &*self.names[t as usize])
+            .collect()
+    }
+
+    /// Where sensitive value `v` is, in the scope's field order.
+    fn owners_of(&self, v: Id) -> impl Iterator<Item = Owner<'_>> + '_ {
+        let from = self.owners.partition_point(|&(value, _, _)| value < v);
+        self.owners[from..]
+            .iter()
+            .take_while(move |&&(value, _, _)| value == v)
+            .map(move |&(_, field, key)| {
+                let (table, text) = &self.fields[field as usize];
+                Owner {
+                    table: &self.names[*table as usize],
+                    key: self.keys.get(key),
+                    field: text,
+                }
+            })
     }
 
     /// Sensitive values `normalized` text contains, each with its owners.
-    pub fn sensitive_in<'a>(&'a self, normalized: &'a str) -> Vec<(&'a str, &'a [Owner])> {
+    pub fn sensitive_in<'a>(&'a self, normalized: &'a str) -> Vec<(&'a str, Vec<Owner<'a>>)> {
         self.finder
-            .find_iter(normalized, |v| self.sensitive.contains_key(v))
+            .find_iter(normalized, |v| self.values.find(v).is_some())
             .filter(|&(start, end)| boundary(normalized, start, end))
             .filter_map(|(start, end)| {
                 let m = &normalized[start..end];
-                self.sensitive.get(m).map(|o| (m, o.as_slice()))
+                self.values
+                    .find(m)
+                    .map(|v| (m, self.owners_of(v).collect()))
             })
             .collect()
     }
 
     /// One sensitive value of a record outside `subject`, for lint's
-    /// disclosure mutant: (value as stored, its field, its owner's key).
+    /// disclosure mutant: (value as stored, its field, its owner's key),
+    /// the least in that order (value, table, key, field).
     pub fn outside_value(&self, subject: &HashSet<RecordKey>) -> Option<(String, String, String)> {
         let subject: HashSet<(&str, &str)> = subject
             .iter()
             .map(|(t, k)| (t.as_str(), k.as_str()))
             .collect();
-        let mut all: Vec<(&str, &str, &str, &str)> = self
-            .sensitive
-            .iter()
-            .flat_map(|(v, owners)| {
-                owners
-                    .iter()
-                    .map(move |o| (v.as_str(), &*o.table, o.key.as_str(), &*o.field))
-            })
-            .filter(|(_, table, key, _)| !subject.contains(&(*table, *key)))
-            .collect();
-        all.sort();
-        all.first()
-            .map(|(v, _, key, field)| (v.to_string(), field.to_string(), key.to_string()))
+        let mut ids: Vec<Id> = self.owners.iter().map(|&(v, _, _)| v).collect();
+        ids.dedup();
+        let mut values: Vec<(&str, Id)> =
+            ids.into_iter().map(|v| (self.values.get(v), v)).collect();
+        values.sort_unstable();
+        values.into_iter().find_map(|(text, v)| {
+            self.owners_of(v)
+                .filter(|o| !subject.contains(&(o.table, o.key)))
+                .min_by(|a, b| (a.table, a.key, a.field).cmp(&(b.table, b.key, b.field)))
+                .map(|o| (text.to_string(), o.field.to_string(), o.key.to_string()))
+        })
     }
 }
 
@@ -261,8 +348,8 @@ fn boundary(text: &str, start: usize, end: usize) -> bool {
 /// `score` run, and a large world's alternation outgrew the regex size
 /// limit, which left disclosure checks finding nothing at all.
 ///
-/// It keeps only the lengths: the values themselves are the keys of the
-/// index's map, looked up through `is_value`, so a large world's values
+/// It keeps only the lengths: the values themselves are in the index's
+/// string store, looked up through `is_value`, so a large world's values
 /// are held once.
 #[derive(Default)]
 struct Finder {
@@ -271,8 +358,8 @@ struct Finder {
 }
 
 impl Finder {
-    fn new<'a>(values: impl Iterator<Item = &'a String>) -> Finder {
-        let mut lengths: Vec<usize> = values.map(String::len).collect();
+    fn new(lengths: impl Iterator<Item = usize>) -> Finder {
+        let mut lengths: Vec<usize> = lengths.collect();
         lengths.sort_unstable_by(|a, b| b.cmp(a));
         lengths.dedup();
         Finder { lengths }
@@ -358,7 +445,7 @@ fn each_row(
     seed: &Connection,
     table: &str,
     column: Option<&str>,
-    mut f: impl FnMut(String, Value),
+    mut f: impl FnMut(String, Value) -> Result<()>,
 ) -> Result<()> {
     let Some(key) = world.table(table).and_then(|t| t.key_column.clone()) else {
         return Ok(());
@@ -373,7 +460,7 @@ fn each_row(
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         if let Some(k) = value_text(&to_json(row.get_ref(0)?)) {
-            f(k, to_json(row.get_ref(1)?));
+            f(k, to_json(row.get_ref(1)?))?;
         }
     }
     Ok(())
@@ -405,7 +492,7 @@ mod tests {
             "main st 1",
         ];
         let owned: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-        let finder = Finder::new(owned.iter());
+        let finder = Finder::new(owned.iter().map(String::len));
         let set: HashSet<&str> = values.iter().copied().collect();
         let is_value = |v: &str| set.contains(v);
         for text in [

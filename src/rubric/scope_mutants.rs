@@ -96,8 +96,8 @@ fn refused_attempt(
         };
         for (name, value) in args {
             let Some(v) = value.as_str() else { continue };
-            for table in index.tables_of(v).to_vec() {
-                for other in index.outside_keys(&table, subject, 2) {
+            for table in index.tables_of(v) {
+                for other in index.outside_keys(table, subject, 2) {
                     if tries >= MAX_TRIES {
                         return Ok(None);
                     }

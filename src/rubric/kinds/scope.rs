@@ -276,12 +276,14 @@ impl ScopeCheck {
             for (value, owners) in self.index.sensitive_in(cx.normalized(i)) {
                 let others: Vec<&Owner> = owners
                     .iter()
-                    .filter(|o| self.paths.iter().any(|p| **p == *o.field))
+                    .filter(|o| self.paths.iter().any(|p| p == o.field))
                     .collect();
                 let theirs = !others.is_empty()
-                    && others
-                        .iter()
-                        .all(|o| !self.subject.contains(&(o.table.to_string(), o.key.clone())));
+                    && others.iter().all(|o| {
+                        !self
+                            .subject
+                            .contains(&(o.table.to_string(), o.key.to_string()))
+                    });
                 if theirs {
                     let Owner { table, key, field } = others[0];
                     let world = cx.episode.world();
