@@ -132,6 +132,10 @@ fn durability(c: &mut Criterion) {
     raw_fsync(c, dir.path());
     let store = Store::open_with(dir.path().join("store.sqlite"), Durability::Full);
     recorder_step(c, "durability/recorder_step_full", store.expect("store"));
+    // The same step without the fsync: what the engine and SQLite add to
+    // the disk's part.
+    let fast = Store::open_with(dir.path().join("fast.sqlite"), Durability::Fast);
+    recorder_step(c, "durability/recorder_step_fast", fast.expect("store"));
     let inline =
         Store::open_with_inline_checkpoints(dir.path().join("inline.sqlite"), Durability::Full);
     recorder_step(
