@@ -72,6 +72,7 @@ pub(crate) mod numbers;
 mod plain_pattern;
 pub mod preview;
 mod prose;
+mod pruned_json;
 mod records;
 mod scope_index;
 mod scope_mutants;

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::interned::{Id, Interned};
 use super::numbers::normalize;
+use super::pruned_json;
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
@@ -136,6 +137,13 @@ impl ScopeIndex {
         let mut values = Interned::default();
         let mut owners: Vec<(Id, u16, Id)> = Vec::new();
         for (column, uses) in columns_read(scope) {
+            let paths: Vec<&[String]> = uses
+                .iter()
+                .map(|u| match *u {
+                    Use::Reach(i) => scope.reach[i].via.path.as_slice(),
+                    Use::Sensitive(i) => scope.sensitive[i].path.as_slice(),
+                })
+                .collect();
             each_row(
                 world,
                 seed,
@@ -144,10 +152,11 @@ impl ScopeIndex {
                 |key, value| {
                     let doc = match value {
                         // As `FieldPath::values` reads a column: JSON text is
-                        // parsed when the path goes inside it; text that is not
-                        // JSON holds nothing there.
+                        // parsed when the path goes inside it (only as far as
+                        // the paths go); text that is not JSON holds nothing
+                        // there.
                         Value::String(s) if column.inside => {
-                            serde_json::from_str(&s).unwrap_or(Value::Null)
+                            pruned_json::parse(&s, &paths).unwrap_or(Value::Null)
                         }
                         other => other,
                     };
