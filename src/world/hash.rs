@@ -41,14 +41,57 @@ impl HashedFiles {
 
     /// SHA-256 over `len(path) path len(bytes) bytes` of each file, in
     /// sorted path order, so renames and moves change the hash too.
-    pub fn content_hash(&self, root: &Path) -> Result<String> {
-        let mut hasher = Sha256::new();
-        for rel in &self.files {
+    ///
+    /// `seeds`, the seed files already hashed for the world image's key,
+    /// is taken up where it left off when those files come first in that
+    /// order (they do when they sit in `data/`, as in every bundled
+    /// world): a large world's seed files are most of its bytes, and
+    /// hashing them twice was a seventh of loading tau-airline.
+    pub fn content_hash(&self, root: &Path, seeds: Option<&SeedDigest>) -> Result<String> {
+        let prefix = seeds.filter(|s| self.files.iter().take(s.files.len()).eq(s.files.iter()));
+        let (mut hasher, skip) = match prefix {
+            Some(s) => (s.state.clone(), s.files.len()),
+            None => (Sha256::new(), 0),
+        };
+        for rel in self.files.iter().skip(skip) {
             let path = root.join(rel);
             hash_file(&mut hasher, rel, &path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         }
         Ok(hex::encode(hasher.finalize()))
+    }
+}
+
+/// A world's seed files hashed as [`HashedFiles::content_hash`] hashes
+/// files (the same framing, sorted by normalized path), so the content
+/// hash can go on from it and the image key can be made from it.
+#[derive(Clone)]
+pub(crate) struct SeedDigest {
+    /// The normalized paths, sorted, each once.
+    files: Vec<String>,
+    /// The hash state after them.
+    state: Sha256,
+}
+
+impl SeedDigest {
+    /// Hashes the seed files `rels` (as `world.toml` names them) under
+    /// `root`; an error when one cannot be read (loading then reports it).
+    pub fn of<'a>(root: &Path, rels: impl Iterator<Item = &'a str>) -> std::io::Result<SeedDigest> {
+        let files: Vec<String> = rels
+            .map(normalize)
+            .collect::<BTreeSet<String>>()
+            .into_iter()
+            .collect();
+        let mut state = Sha256::new();
+        for rel in &files {
+            hash_file(&mut state, rel, &root.join(rel))?;
+        }
+        Ok(SeedDigest { files, state })
+    }
+
+    /// The digest of the seed files alone.
+    pub fn digest(&self) -> [u8; 32] {
+        self.state.clone().finalize().into()
     }
 }
 
@@ -91,7 +134,41 @@ fn normalize(rel: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{normalize, HashedFiles};
+    use super::{normalize, HashedFiles, SeedDigest};
+
+    #[test]
+    fn the_content_hash_is_the_same_whether_or_not_it_goes_on_from_the_seeds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (rel, text) in [
+            ("data/a.csv", "id\n1\n"),
+            ("data/b.json", "[]"),
+            ("world.toml", "format = 1"),
+            ("zz.csv", "id\n2\n"),
+        ] {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+        // Seeds first in path order (taken up), and a seed after another
+        // file (not a prefix: hashed again), each written as a world might.
+        for seeds in [
+            vec!["./data/b.json", "data/a.csv"],
+            vec!["zz.csv", "data/a.csv"],
+        ] {
+            let mut files = HashedFiles::default();
+            files.add("world.toml");
+            for s in &seeds {
+                files.add(s);
+            }
+            let digest = SeedDigest::of(dir.path(), seeds.iter().copied()).expect("seeds read");
+            assert_eq!(
+                files.content_hash(dir.path(), Some(&digest)).expect("hash"),
+                files.content_hash(dir.path(), None).expect("hash"),
+                "{seeds:?}"
+            );
+        }
+        assert!(SeedDigest::of(dir.path(), ["data/missing.csv"].into_iter()).is_err());
+    }
 
     #[test]
     fn a_path_counts_once_however_it_is_written() {

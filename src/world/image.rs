@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
+use super::hash::SeedDigest;
 use super::manifest::WorldToml;
 
 /// How many worlds' images one process keeps in memory.
@@ -34,8 +35,9 @@ const MEMORY_IMAGES: usize = 8;
 /// The first bytes of an image file.
 const MAGIC: &[u8; 24] = b"understudy world image\n\0";
 
-/// The layout of an image file; a different layout is a different key.
-const FORMAT: u32 = 1;
+/// The layout of an image file and of its key; a different layout is a
+/// different key (2: the seed files are keyed by their digest).
+const FORMAT: u32 = 2;
 
 /// Magic, format, key, payload length, payload digest.
 const HEADER_LEN: usize = MAGIC.len() + 4 + 32 + 8 + 32;
@@ -66,14 +68,9 @@ pub(crate) struct Found {
 
 static MEMORY: Mutex<Vec<(ImageKey, Arc<[u8]>)>> = Mutex::new(Vec::new());
 
-/// The key of the seeded database `manifest` and `schema` describe, or
-/// `None` when a seed file cannot be read (loading then reports it).
-pub(crate) fn key(
-    root: &Path,
-    manifest_text: &str,
-    schema: &str,
-    manifest: &WorldToml,
-) -> Option<ImageKey> {
+/// The key of the seeded database `manifest_text` and `schema` describe
+/// from the seed files `seeds` (their order and names are in the manifest).
+pub(crate) fn key(manifest_text: &str, schema: &str, seeds: &SeedDigest) -> ImageKey {
     let mut hasher = Sha256::new();
     hasher.update(FORMAT.to_le_bytes());
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
@@ -82,11 +79,18 @@ pub(crate) fn key(
         hasher.update((part.len() as u64).to_le_bytes());
         hasher.update(part);
     }
-    for entry in &manifest.seed {
-        let rel = &entry.get_ref().file;
-        super::hash::hash_file(&mut hasher, rel, &root.join(rel)).ok()?;
-    }
-    Some(ImageKey(hasher.finalize().into()))
+    hasher.update(seeds.digest());
+    ImageKey(hasher.finalize().into())
+}
+
+/// The seed files `manifest` lists, hashed once for both the image key and
+/// the world's content hash; `None` when one cannot be read.
+pub(crate) fn seed_digest(root: &Path, manifest: &WorldToml) -> Option<SeedDigest> {
+    SeedDigest::of(
+        root,
+        manifest.seed.iter().map(|e| e.get_ref().file.as_str()),
+    )
+    .ok()
 }
 
 /// The image for `key`: from memory, else (with a cache folder) from a
@@ -265,7 +269,7 @@ mod tests {
     use std::path::Path;
     use std::sync::Arc;
 
-    use super::{file_path, forget, key, read_file, ImageKey, ImageSource};
+    use super::{file_path, forget, key, read_file, seed_digest, ImageKey, ImageSource};
     use crate::world::World;
 
     /// A copy of the mini world whose schema carries `tag`, so its key is
@@ -286,7 +290,8 @@ mod tests {
         let manifest_text = std::fs::read_to_string(root.join("world.toml")).expect("manifest");
         let schema = std::fs::read_to_string(root.join("schema.sql")).expect("schema");
         let manifest = toml::from_str(&manifest_text).expect("manifest parses");
-        key(root, &manifest_text, &schema, &manifest).expect("the seed files read")
+        let seeds = seed_digest(root, &manifest).expect("the seed files read");
+        key(&manifest_text, &schema, &seeds)
     }
 
     #[test]

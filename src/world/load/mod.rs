@@ -66,8 +66,9 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
     // The seeded database of an earlier load of the same files, if any:
     // a world with problems never leaves an image, so using one skips
     // only work that is known to succeed.
-    let key = match (&manifest, &schema) {
-        (Some(m), Some(s)) => image::key(root, &manifest_text, s, m),
+    let seeds = manifest.as_ref().and_then(|m| image::seed_digest(root, m));
+    let key = match (&seeds, &schema) {
+        (Some(seeds), Some(s)) => Some(image::key(&manifest_text, s, seeds)),
         _ => None,
     };
     let found = key.and_then(|k| image::find(k, cache_dir));
@@ -140,7 +141,7 @@ pub fn load(root: &Path, cache_dir: Option<&Path>) -> Result<World> {
             (snapshot, ImageSource::Seeded)
         }
     };
-    let content_hash = hashed.content_hash(root)?;
+    let content_hash = hashed.content_hash(root, seeds.as_ref())?;
     Ok(World {
         root: root.to_path_buf(),
         meta,
