@@ -8,12 +8,17 @@
 //! time of one). Here SQLite allocates through [`methods`] instead, which
 //! keep the same cap with one atomic counter, and its statistics are off.
 //!
-//! SQLite takes an allocator only before it first initializes, so
-//! [`install`] runs before every connection the engine opens (and before
-//! [`crate::open`] registers the VFS); it is a no-op after the first call.
-//! If something else in the process started SQLite first, installing fails
-//! and the engine falls back to SQLite's own limit ([`installed`] says
-//! which is in force).
+//! SQLite takes an allocator only before it first initializes, and
+//! `sqlite3_config` must not run while another thread is starting SQLite:
+//! a connection opened on one thread as the allocator was swapped on
+//! another freed a block of one allocator through the other (the cowvfs
+//! tests aborted with "free(): invalid pointer"). So [`install`] runs when
+//! the program starts, before `main` and any thread (a module constructor,
+//! linked into every program that links this crate), and again, a no-op
+//! then, before every connection the engine opens. If something in the
+//! process started SQLite first anyway, installing fails and the engine
+//! falls back to SQLite's own limit ([`installed`] says which is in
+//! force).
 //!
 //! Blocks come from the system allocator (as SQLite's own default does)
 //! with a 16-byte header holding the size SQLite asked for, which
@@ -57,6 +62,16 @@ pub fn install() {
         };
         INSTALLED.store(ok, Ordering::Release);
     });
+}
+
+ctor::declarative::ctor! {
+    // SAFETY (of running before main): `install` only takes a `Once`
+    // (atomics and a futex) and records SQLite configuration; it uses no
+    // other Rust runtime service, allocates nothing and never unwinds.
+    #[ctor(unsafe)]
+    fn install_at_start() {
+        install();
+    }
 }
 
 /// Whether the cap is kept here rather than by SQLite's `hard_heap_limit`.
