@@ -123,6 +123,11 @@ impl ScopeIndex {
             .iter()
             .map(|r| Ok((name_of(&r.from)?, name_of(&r.table)?)))
             .collect::<Result<Vec<(u16, u16)>>>()?;
+        if u16::try_from(scope.sensitive.len()).is_err() {
+            return Err(Error::Other(
+                "a scope naming more than 65,535 sensitive fields".into(),
+            ));
+        }
         let fields = scope
             .sensitive
             .iter()
@@ -182,6 +187,7 @@ impl ScopeIndex {
                                 {
                                     let v = normalize(&v);
                                     if v.chars().count() >= MIN_SENSITIVE_CHARS {
+                                        // Fewer than 2^16 fields (checked above).
                                         owners.push((values.intern(&v)?, i as u16, k));
                                     }
                                 }
