@@ -231,10 +231,13 @@ fn check_record(cx: &LoadContext<'_>, tables: &[TableInfo], r: &RecordRef) -> Re
         "SELECT count(*) FROM \"{}\" WHERE \"{}\" = ?1",
         info.name, col
     );
+    // Cached: a world's tasks name thousands of records of a few tables,
+    // and preparing the same look-up for each was a tenth of loading them.
     let n: i64 = cx
         .conn
-        .query_row(&sql, [crate::sql::values::from_json(&r.key)], |row| {
-            row.get(0)
+        .prepare_cached(&sql)
+        .and_then(|mut stmt| {
+            stmt.query_row([crate::sql::values::from_json(&r.key)], |row| row.get(0))
         })
         .unwrap_or(0);
     if n == 0 {
