@@ -485,6 +485,109 @@ fn each_row(
 mod tests {
     use super::*;
 
+    /// The index's answers on tau-retail, each against the same question
+    /// asked of the seeded documents directly (every document parsed
+    /// whole, every field read as the scope says).
+    #[test]
+    fn the_index_answers_as_a_scan_of_the_seeded_documents_does() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/worlds/tau-retail");
+        let world = Arc::new(World::load(&root).expect("tau-retail loads"));
+        let scope = world.scope.clone().expect("a scope");
+        let ix = ScopeIndex::of(&world, &scope).expect("index");
+        let base = world.base.get(&world.snapshot).expect("seed connection");
+        let conn = crate::world::base::lock(&base);
+        let docs = |table: &str| -> Vec<(String, Value)> {
+            let mut stmt = conn
+                .prepare(&format!(
+                    "SELECT id, doc FROM {} ORDER BY rowid",
+                    quote_ident(table)
+                ))
+                .expect("prepare");
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .expect("query");
+            rows.map(|r| {
+                let (k, d) = r.expect("row");
+                (k, serde_json::from_str(&d).expect("JSON"))
+            })
+            .collect()
+        };
+        let (users, orders) = (docs("users"), docs("orders"));
+
+        let user = "omar_anderson_3203";
+        let subject = ix.subject(&scope, &[user.to_string()]);
+        let mut expected: HashSet<RecordKey> = orders
+            .iter()
+            .filter(|(_, d)| d["user_id"] == user)
+            .map(|(k, _)| ("orders".to_string(), k.clone()))
+            .collect();
+        expected.insert(("users".to_string(), user.to_string()));
+        assert_eq!(subject, expected);
+        // A key that is no record is its own subject, reaching nothing.
+        let nobody = ix.subject(&scope, &["nobody_0000".to_string()]);
+        assert_eq!(nobody.len(), 1);
+
+        assert_eq!(ix.tables_of("#W6067464"), vec!["orders"]);
+        assert_eq!(ix.tables_of(user), vec!["users"]);
+        assert!(ix.tables_of("#W0000000").is_empty());
+
+        // In the order the table lists its keys (SQLite reads them from
+        // the key's index).
+        let mut stmt = conn.prepare("SELECT id FROM orders").expect("prepare");
+        let keys: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .map(|k| k.expect("key"))
+            .collect();
+        let outside: Vec<String> = keys
+            .into_iter()
+            .filter(|k| !subject.contains(&("orders".to_string(), k.clone())))
+            .take(2)
+            .collect();
+        assert_eq!(ix.outside_keys("orders", &subject, 2), outside);
+        assert!(ix.outside_keys("products", &subject, 2).is_empty());
+
+        // Every sensitive value of every user, as the scope names them.
+        let mut all: Vec<(String, String, String, String)> = Vec::new();
+        for (key, doc) in &users {
+            for f in &scope.sensitive {
+                for v in f.values_in(doc).into_iter().filter_map(value_text) {
+                    let v = normalize(&v);
+                    if v.chars().count() >= MIN_SENSITIVE_CHARS {
+                        all.push((v, f.table.clone(), key.clone(), f.text.clone()));
+                    }
+                }
+            }
+        }
+        all.sort();
+        let least_outside = all
+            .iter()
+            .find(|(_, t, k, _)| !subject.contains(&(t.clone(), k.clone())))
+            .map(|(v, _, k, f)| (v.clone(), f.clone(), k.clone()));
+        assert_eq!(ix.outside_value(&subject), least_outside);
+
+        let (email, _, owner, field) = all
+            .iter()
+            .find(|(_, _, k, f)| k == user && f == "users.email")
+            .expect("the user's email");
+        let text = normalize(&format!("Write to {email} today."));
+        let found = ix.sensitive_in(&text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, email.as_str());
+        assert_eq!(
+            found[0].1,
+            vec![Owner {
+                table: "users",
+                key: owner,
+                field
+            }]
+        );
+        assert!(ix
+            .sensitive_in(&normalize(&format!("x{email}x")))
+            .is_empty());
+    }
+
     /// What the finder replaced: one regex alternation, longest first.
     fn by_regex(values: &[&str], text: &str) -> Vec<(usize, usize)> {
         let mut sorted: Vec<&str> = values.to_vec();
