@@ -48,7 +48,8 @@ pub struct ScopeIndex {
     names: Vec<Arc<str>>,
     /// Every record key, and every key a reach field points at.
     keys: Interned,
-    /// Each scoped table's records, in table order: (table, its keys).
+    /// Each scoped table's records, in the order the table lists its keys
+    /// (SQLite reads them from the key's index): (table, its keys).
     table_keys: Vec<(u16, Vec<Id>)>,
     /// (key, table) of every scoped record, by key; a key's tables in
     /// scope order.
