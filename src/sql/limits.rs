@@ -45,7 +45,6 @@ pub fn apply(conn: &Connection) -> rusqlite::Result<()> {
 /// `bytes`. The cap can be lowered but never raised, so an embedder
 /// that wants less (a small container) calls this before loading worlds.
 pub fn lower_process_heap_limit(bytes: i64) -> rusqlite::Result<()> {
-    understudy_cowvfs::heap::install();
     set_process_heap_limit(&Connection::open_in_memory()?, bytes)
 }
 

@@ -40,7 +40,6 @@ pub(super) fn read_write(path: &Path, durability: Durability) -> Result<Connecti
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create its folder: {e}"))?;
     }
     let existed = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
-    understudy_cowvfs::heap::install();
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -144,7 +143,6 @@ fn folder_is_writable(dir: &Path) -> bool {
 }
 
 fn open_read_only(path: &Path, immutable: bool) -> Result<Connection, String> {
-    understudy_cowvfs::heap::install();
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = if immutable {
         Connection::open_with_flags(

@@ -98,7 +98,6 @@ fn expected() -> Result<&'static [Shape], String> {
         .get_or_init(|| {
             let fail =
                 |e: &dyn std::fmt::Display| format!("cannot build the reference schema: {e}");
-            understudy_cowvfs::heap::install();
             let mut conn = Connection::open_in_memory().map_err(|e| fail(&e))?;
             let migrations = migrations();
             let mut shapes = vec![Shape::default()];

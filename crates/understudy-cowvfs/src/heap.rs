@@ -12,11 +12,11 @@
 //! `sqlite3_config` must not run while another thread is starting SQLite:
 //! a connection opened on one thread as the allocator was swapped on
 //! another freed a block of one allocator through the other (the cowvfs
-//! tests aborted with "free(): invalid pointer"). So [`install`] runs when
-//! the program starts, before `main` and any thread (a module constructor,
-//! linked into every program that links this crate), and again, a no-op
-//! then, before every connection the engine opens. If something in the
-//! process started SQLite first anyway, installing fails and the engine
+//! tests aborted with "free(): invalid pointer"). So it is installed once,
+//! when the program starts, before `main` and any thread (a module
+//! constructor, linked into every program that links this crate), and
+//! never later, when another thread may be using SQLite. Should a program
+//! start without it (or something have started SQLite first), the engine
 //! falls back to SQLite's own limit ([`installed`] says which is in
 //! force).
 //!
@@ -27,7 +27,6 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::Once;
 
 use rusqlite::ffi;
 
@@ -43,11 +42,15 @@ static LIMIT: AtomicI64 = AtomicI64::new(0);
 /// Whether SQLite allocates through [`methods`].
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
-/// Makes SQLite allocate through the counting allocator, unless SQLite
-/// has already started in this process. Call before opening a connection.
-pub fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
+ctor::declarative::ctor! {
+    /// Makes SQLite allocate through the counting allocator when the
+    /// program starts, unless SQLite has already started (then the
+    /// configuration fails and nothing changes).
+    // SAFETY (of running before main): this only records SQLite
+    // configuration and stores an atomic; it uses no Rust runtime service,
+    // allocates nothing and never unwinds.
+    #[ctor(unsafe)]
+    fn install() {
         let methods = methods();
         // SAFETY: both calls only record configuration (SQLite copies the
         // methods before returning); they fail with SQLITE_MISUSE and
@@ -61,16 +64,6 @@ pub fn install() {
                 && ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, 0 as c_int) == ffi::SQLITE_OK
         };
         INSTALLED.store(ok, Ordering::Release);
-    });
-}
-
-ctor::declarative::ctor! {
-    // SAFETY (of running before main): `install` only takes a `Once`
-    // (atomics and a futex) and records SQLite configuration; it uses no
-    // other Rust runtime service, allocates nothing and never unwinds.
-    #[ctor(unsafe)]
-    fn install_at_start() {
-        install();
     }
 }
 

@@ -169,7 +169,6 @@ impl std::fmt::Debug for Overlay {
 /// Opens a connection over `image` (a serialized SQLite database; empty
 /// for a new one) with `flags`, and the handle to its private pages.
 pub fn open(image: Arc<[u8]>, flags: OpenFlags) -> rusqlite::Result<(Connection, Overlay)> {
-    heap::install();
     register()?;
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = format!("/{VFS_NAME}/{}", NEXT.fetch_add(1, Ordering::Relaxed));

@@ -8,7 +8,7 @@ use understudy_cowvfs::heap;
 
 #[test]
 fn sqlite_allocates_through_the_counting_allocator_from_the_start() {
-    // Nothing in this process has called `heap::install` yet.
+    // Nothing in this test binary has used SQLite before this line.
     assert!(heap::installed(), "installed when the program started");
     let threads: Vec<_> = (0..4)
         .map(|i| {
