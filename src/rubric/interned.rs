@@ -29,7 +29,7 @@ impl Interned {
     /// The id of `s`, adding it if it is new.
     pub fn intern(&mut self, s: &str) -> Result<Id> {
         let hash = self.hasher.hash_one(s);
-        if let Some(&id) = self.table.find(hash, |&id| self.get(id) == s) {
+        if let Some(id) = self.find_hashed(hash, s) {
             return Ok(id);
         }
         let id = Id::try_from(self.ends.len()).map_err(|_| {
@@ -37,20 +37,32 @@ impl Interned {
         })?;
         self.text.push_str(s);
         self.ends.push(self.text.len());
+        let (table, rehash) = self.table_and_rehash();
+        table.insert_unique(hash, id, rehash);
+        Ok(id)
+    }
+
+    /// The id of `s`, if it was added.
+    pub fn find(&self, s: &str) -> Option<Id> {
+        self.find_hashed(self.hasher.hash_one(s), s)
+    }
+
+    fn find_hashed(&self, hash: u64, s: &str) -> Option<Id> {
+        self.table.find(hash, |&id| self.get(id) == s).copied()
+    }
+
+    /// The look-up table, and how to hash an id already in it (for moving
+    /// ids as the table grows or shrinks).
+    fn table_and_rehash(&mut self) -> (&mut HashTable<Id>, impl Fn(&Id) -> u64 + '_) {
         let Self {
             text,
             ends,
             table,
             hasher,
         } = self;
-        table.insert_unique(hash, id, |&other| hasher.hash_one(slice(text, ends, other)));
-        Ok(id)
-    }
-
-    /// The id of `s`, if it was added.
-    pub fn find(&self, s: &str) -> Option<Id> {
-        let hash = self.hasher.hash_one(s);
-        self.table.find(hash, |&id| self.get(id) == s).copied()
+        (table, move |&id: &Id| {
+            hasher.hash_one(slice(text, ends, id))
+        })
     }
 
     /// The string numbered `id` (empty for a number never given out).
@@ -68,13 +80,8 @@ impl Interned {
     pub fn shrink_to_fit(&mut self) {
         self.text.shrink_to_fit();
         self.ends.shrink_to_fit();
-        let Self {
-            text,
-            ends,
-            table,
-            hasher,
-        } = self;
-        table.shrink_to_fit(|&id| hasher.hash_one(slice(text, ends, id)));
+        let (table, rehash) = self.table_and_rehash();
+        table.shrink_to_fit(rehash);
     }
 }
 

@@ -245,18 +245,14 @@ impl ScopeIndex {
             let found = self.record(&r.0, &r.1);
             if out.insert(r) {
                 let Some(parent) = found else { continue };
-                let from = self.children.partition_point(|&(p, _)| p < parent);
-                todo.extend(
-                    self.children[from..]
-                        .iter()
-                        .take_while(|&&(p, _)| p == parent)
-                        .map(|&(_, (t, k))| {
-                            (
-                                self.names[t as usize].to_string(),
-                                self.keys.get(k).to_string(),
-                            )
-                        }),
-                );
+                todo.extend(run_of(&self.children, parent, |&(p, _)| p).iter().map(
+                    |&(_, (t, k))| {
+                        (
+                            self.names[t as usize].to_string(),
+                            self.keys.get(k).to_string(),
+                        )
+                    },
+                ));
             }
         }
         out
@@ -286,20 +282,16 @@ impl ScopeIndex {
         let Some(k) = self.keys.find(value) else {
             return Vec::new();
         };
-        let from = self.tables_of_key.partition_point(|&(key, _)| key < k);
-        self.tables_of_key[from..]
+        run_of(&self.tables_of_key, k, |&(key, _)| key)
             .iter()
-            .take_while(|&&(key, _)| key == k)
             .map(|&(_, t)| &*self.names[t as usize])
             .collect()
     }
 
     /// Where sensitive value `v` is, in the scope's field order.
     fn owners_of(&self, v: Id) -> impl Iterator<Item = Owner<'_>> + '_ {
-        let from = self.owners.partition_point(|&(value, _, _)| value < v);
-        self.owners[from..]
+        run_of(&self.owners, v, |&(value, _, _)| value)
             .iter()
-            .take_while(move |&&(value, _, _)| value == v)
             .map(move |&(_, field, key)| {
                 let (table, text) = &self.fields[field as usize];
                 Owner {
@@ -344,6 +336,13 @@ impl ScopeIndex {
                 .map(|o| (text.to_string(), o.field.to_string(), o.key.to_string()))
         })
     }
+}
+
+/// The entries of `sorted` (in order of `key_of`) whose key is `key`.
+fn run_of<T, K: Ord>(sorted: &[T], key: K, key_of: impl Fn(&T) -> K) -> &[T] {
+    let from = sorted.partition_point(|x| key_of(x) < key);
+    let len = sorted[from..].partition_point(|x| key_of(x) == key);
+    &sorted[from..from + len]
 }
 
 /// A match that does not start or end inside a word.

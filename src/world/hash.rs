@@ -65,7 +65,6 @@ impl HashedFiles {
 /// A world's seed files hashed as [`HashedFiles::content_hash`] hashes
 /// files (the same framing, sorted by normalized path), so the content
 /// hash can go on from it and the image key can be made from it.
-#[derive(Clone)]
 pub(crate) struct SeedDigest {
     /// The normalized paths, sorted, each once.
     files: Vec<String>,
